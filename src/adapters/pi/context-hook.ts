@@ -1,0 +1,71 @@
+/**
+ * The per-request path: sync branch state, build the core view, plan, persist a new layer if the
+ * plan commits one, and apply substitutions in place. Everything here fails open: an error costs
+ * this request's folding, never the request.
+ */
+import { writeFileSync } from "node:fs";
+import { type FoldPlan, planFold } from "../../core/plan.ts";
+import type { Settings } from "../../core/settings.ts";
+import { applySubstitutions } from "./apply.ts";
+import { sha256 } from "./hash.ts";
+import type { BranchState } from "./state.ts";
+import { buildView, type PiEntry, type PiMessage } from "./view.ts";
+
+export interface HookDeps {
+	state: BranchState;
+	settings: Settings;
+	getBranch(): readonly PiEntry[];
+	contextWindow(): number | undefined;
+	/** Persist a fold record; throws when the session cannot take it. */
+	persist(record: NonNullable<FoldPlan["layer"]>): void;
+	/** Test seam: make a named stage fail on purpose. */
+	fault?: string | undefined;
+	dumpPath?: string | undefined;
+}
+
+export interface HookOutcome {
+	plan: FoldPlan;
+	/** Substitutions actually applied. */
+	applied: number;
+	/** The new layer was planned but could not be persisted, so it was not applied. */
+	persistFailed?: Error;
+	ms: number;
+}
+
+export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutcome {
+	const started = performance.now();
+	deps.state.sync(deps.getBranch());
+	if (deps.fault === "context") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=context)");
+	const view = buildView(messages, (m) => deps.state.lookup(m));
+	const plan = planFold({
+		messages: view,
+		index: deps.state.index,
+		settings: deps.settings,
+		window: deps.contextWindow(),
+		everCacheRead: deps.state.everCacheRead,
+		hash: sha256,
+	});
+	let substitutions = plan.substitutions;
+	let persistFailed: Error | undefined;
+	if (plan.layer !== null) {
+		try {
+			if (deps.fault === "persist") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=persist)");
+			deps.persist(plan.layer);
+			deps.state.commit(plan.layer);
+		} catch (error) {
+			// Never apply a fold that is not on record: a resume would not reproduce it.
+			persistFailed = error instanceof Error ? error : new Error(String(error));
+			const fresh = new Set(plan.layer.blocks.map((b) => b.code));
+			substitutions = substitutions.filter((s) => !fresh.has(s.code));
+		}
+	}
+	if (deps.fault === "apply") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=apply)");
+	applySubstitutions(messages, substitutions);
+	if (deps.dumpPath) writeFileSync(deps.dumpPath, JSON.stringify(messages), { mode: 0o600 });
+	return {
+		plan: persistFailed ? { ...plan, layer: null } : plan,
+		applied: substitutions.length,
+		...(persistFailed && { persistFailed }),
+		ms: performance.now() - started,
+	};
+}

@@ -1,0 +1,185 @@
+/**
+ * The extension entry. Registers hooks and owns the per-session lifecycle; the decisions are the
+ * core's. CONTEXTFOLD=0 (or off) registers nothing at all.
+ */
+import { appendFileSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { FrozenLayer } from "../../core/layers.ts";
+import { isDisabled, type ResolvedSettings } from "../../core/settings.ts";
+import { renderFooter } from "../../core/status.ts";
+import { formatTokens } from "../../core/tokens.ts";
+import { loadSettings } from "./config.ts";
+import { type HookOutcome, runContextHook } from "./context-hook.ts";
+import { claimInstance, releaseInstance } from "./guard.ts";
+import { Notices } from "./notices.ts";
+import { agentDir } from "./paths.ts";
+import { BranchState, CUSTOM_TYPE } from "./state.ts";
+import type { PiEntry, PiMessage } from "./view.ts";
+
+export const STATUS_KEY = "context-fold";
+
+export default function contextFold(pi: ExtensionAPI): void {
+	const env = process.env;
+	if (isDisabled(env)) return;
+
+	const notices = new Notices();
+	const source = sourceOf();
+	const claim = claimInstance(source);
+	if (!claim.owner) {
+		// Loaded twice (installed plus -e): exactly one instance acts; this one only explains.
+		pi.on("session_start", (_event, ctx) => {
+			notices.once(
+				ctx,
+				"duplicate",
+				`context-fold is loaded twice (${claim.holder} and ${source}); only the first copy is active. Remove one of them.`,
+				"warning",
+			);
+		});
+		return;
+	}
+
+	let resolved: ResolvedSettings = loadSettings(env);
+	let state = new BranchState();
+	let requests = 0;
+	let lastOutcome: HookOutcome | undefined;
+	const fault = env.CONTEXTFOLD_TEST_FAULT;
+	const dumpPath = env.CONTEXTFOLD_DUMP && env.CONTEXTFOLD_DUMP.trim() !== "" ? env.CONTEXTFOLD_DUMP : undefined;
+	const debug = env.CONTEXTFOLD_DEBUG !== undefined && !isDisabledValue(env.CONTEXTFOLD_DEBUG);
+
+	const showFooter = (ctx: ExtensionContext) => {
+		if (!ctx.hasUI) return;
+		try {
+			const plan = lastOutcome?.plan;
+			const text = plan
+				? renderFooter({ plan, events: state.index.layers.length, cacheAvg: state.cacheAvg() })
+				: `⧉ context-fold ×${state.index.layers.length} · waiting for the first request`;
+			ctx.ui.setStatus(STATUS_KEY, text);
+		} catch {
+			// The footer is cosmetic; a UI failure must not cost anything else.
+		}
+	};
+
+	const debugLine = (ctx: ExtensionContext, line: string) => {
+		if (!debug) return;
+		if (ctx.hasUI && modeOf(ctx) === "tui") {
+			// Never write raw to the terminal under the TUI: the line goes to a log file instead.
+			try {
+				const file = join(agentDir(env), "context-fold", "debug.log");
+				mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+				appendFileSync(file, `${line}\n`, { mode: 0o600 });
+			} catch {
+				// Debug output is best effort.
+			}
+			return;
+		}
+		process.stderr.write(`${line}\n`);
+	};
+
+	pi.on("session_start", (_event, ctx) => {
+		state = new BranchState();
+		lastOutcome = undefined;
+		requests = 0;
+		for (const w of resolved.warnings) notices.once(ctx, `settings:${w.name}:${w.value}`, w.message, "warning");
+		try {
+			state.sync(ctx.sessionManager.getBranch() as unknown as PiEntry[]);
+			if (state.invalidRecords > 0) {
+				notices.once(
+					ctx,
+					"invalid-records",
+					`${state.invalidRecords} fold record(s) in this session could not be read and were ignored; the session file was not changed.`,
+					"warning",
+				);
+			}
+		} catch (error) {
+			notices.once(ctx, "sync-start", `could not read fold state: ${(error as Error).message}`, "warning");
+		}
+		showFooter(ctx);
+	});
+
+	pi.on("session_tree", (_event, ctx) => {
+		// A new branch: state is rebuilt from the entries on it at the next request.
+		state = new BranchState();
+		showFooter(ctx);
+	});
+
+	pi.on("session_shutdown", () => {
+		releaseInstance(claim);
+	});
+
+	pi.on("context", (event, ctx) => {
+		requests++;
+		try {
+			const outcome = runContextHook(event.messages as unknown as PiMessage[], {
+				state,
+				settings: resolved.settings,
+				getBranch: () => ctx.sessionManager.getBranch() as unknown as PiEntry[],
+				contextWindow: () => ctx.model?.contextWindow,
+				persist: (layer: FrozenLayer) => pi.appendEntry(CUSTOM_TYPE, layer),
+				fault,
+				dumpPath,
+			});
+			lastOutcome = outcome;
+			if (outcome.persistFailed) {
+				notices.once(
+					ctx,
+					"persist",
+					`a fold event could not be recorded (${outcome.persistFailed.message}); this request went out unfolded.`,
+					"warning",
+				);
+			}
+			const p = outcome.plan;
+			const g = p.geometry;
+			debugLine(
+				ctx,
+				`[context-fold] req=${requests} usage=${formatTokens(p.usage.tokens)}${g ? `/${formatTokens(g.window)}` : ""} (${p.usage.source}) state=${p.state}${p.layer ? ` fold#${p.layer.seq} blocks=${p.layer.blocks.length} after=${formatTokens(p.usageAfter)}` : ""} mass=${formatTokens(p.mass)}${g ? `/${formatTokens(g.step)}` : ""} masked=${p.maskedBlocks} ~${formatTokens(p.maskedTokens)} layers=${state.index.layers.length} cacheAvg=${fmtRatio(state.cacheAvg())} held=${state.index.byCode.size} hook=${outcome.ms.toFixed(2)}ms`,
+			);
+			showFooter(ctx);
+		} catch (error) {
+			notices.once(
+				ctx,
+				`hook:${(error as Error).message}`,
+				`folding skipped for this request: ${(error as Error).message}. The request went ahead unchanged.`,
+				"warning",
+			);
+		}
+		return undefined;
+	});
+
+	pi.registerCommand("context-fold", {
+		description: "context-fold status",
+		handler: async (_args, ctx) => {
+			resolved = loadSettings(env);
+			const p = lastOutcome?.plan;
+			const lines = [
+				`context-fold: ${state.index.layers.length} fold event(s), ${state.index.byKey.size} block(s) masked`,
+				p
+					? `usage ~${formatTokens(p.usage.tokens)} (${p.usage.source})${p.geometry ? ` of ${formatTokens(p.geometry.window)}, budget ${formatTokens(p.geometry.budget)}` : ""}, state ${p.state}`
+					: "no request seen yet",
+				`cache avg ${fmtRatio(state.cacheAvg())}`,
+			];
+			notices.say(ctx, lines.join("\n"), "info");
+		},
+	});
+}
+
+function fmtRatio(r: number | null): string {
+	return r === null ? "n/a" : `${Math.round(r * 100)}%`;
+}
+
+function isDisabledValue(v: string): boolean {
+	const s = v.trim().toLowerCase();
+	return s === "" || s === "0" || s === "off" || s === "false";
+}
+
+function modeOf(ctx: ExtensionContext): string | undefined {
+	return (ctx as { mode?: string }).mode;
+}
+
+function sourceOf(): string {
+	try {
+		return import.meta.url;
+	} catch {
+		return "context-fold";
+	}
+}

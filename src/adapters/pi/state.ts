@@ -1,0 +1,107 @@
+/**
+ * Per-session fold state, rebuilt from the active branch. Fold records live in the session file as
+ * custom entries, so state follows the branch: a layer committed on one branch never masks messages
+ * on another, and a resumed session rebuilds exactly the state it had.
+ */
+import { addRecord, emptyIndex, type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
+import { messageKey, type PiEntry } from "./view.ts";
+
+/** customType of every entry context-fold appends. */
+export const CUSTOM_TYPE = "context-fold";
+
+type UsageLike = { input?: number; cacheRead?: number; cacheWrite?: number };
+
+export interface CacheTotals {
+	/** Responses with usage. */
+	responses: number;
+	prompt: number;
+	cacheRead: number;
+	cacheWrite: number;
+}
+
+export class BranchState {
+	index: MaskIndex = emptyIndex();
+	everCacheRead = false;
+	totals: CacheTotals = { responses: 0, prompt: 0, cacheRead: 0, cacheWrite: 0 };
+	/** Records on the branch that failed validation (hand-edited or from a newer version). */
+	invalidRecords = 0;
+	private readonly byKey = new Map<string, string | null>();
+	private lastId: string | undefined;
+	private length = 0;
+	private seqs = new Set<number>();
+
+	/** Bring state up to date with the active branch; append-only growth is processed incrementally. */
+	sync(branch: readonly PiEntry[]): void {
+		const incremental = this.length > 0 && branch.length >= this.length && branch[this.length - 1]?.id === this.lastId;
+		if (!incremental) this.reset();
+		for (let i = this.length; i < branch.length; i++) this.consume(branch[i] as PiEntry);
+		this.length = branch.length;
+		this.lastId = branch[branch.length - 1]?.id;
+	}
+
+	/** Record a fold record this instance just committed, before the branch shows it. Idempotent. */
+	commit(record: FoldRecord): void {
+		if (record.type === "layer") {
+			if (this.seqs.has(record.seq)) return;
+			this.seqs.add(record.seq);
+		}
+		addRecord(this.index, record);
+	}
+
+	lookup(message: { role: string; timestamp?: number; toolCallId?: string }): string | null {
+		return this.byKey.get(messageKey(message)) ?? null;
+	}
+
+	cacheAvg(): number | null {
+		return this.totals.prompt > 0 ? this.totals.cacheRead / this.totals.prompt : null;
+	}
+
+	private reset(): void {
+		this.index = emptyIndex();
+		this.everCacheRead = false;
+		this.totals = { responses: 0, prompt: 0, cacheRead: 0, cacheWrite: 0 };
+		this.invalidRecords = 0;
+		this.byKey.clear();
+		this.seqs = new Set();
+		this.length = 0;
+		this.lastId = undefined;
+	}
+
+	private consume(entry: PiEntry): void {
+		if (entry.type === "message" && entry.message !== undefined) {
+			const key = messageKey(entry.message);
+			this.byKey.set(key, this.byKey.has(key) ? null : entry.id);
+			if (entry.message.role === "assistant") this.countUsage(entry.message.usage);
+			return;
+		}
+		if (entry.type === "usage") {
+			// Pi 0.86+ cache-warming refreshes: real provider traffic, never a user turn.
+			this.countUsage(entry.usage as UsageLike | undefined);
+			return;
+		}
+		if (entry.type === "custom" && entry.customType === CUSTOM_TYPE) {
+			const record = parseFoldRecord(entry.data);
+			if (record === null) {
+				this.invalidRecords++;
+				return;
+			}
+			this.commit(record);
+		}
+	}
+
+	private countUsage(usage: UsageLike | undefined): void {
+		if (usage === undefined || usage === null || typeof usage !== "object") return;
+		const read = pos(usage.cacheRead);
+		const prompt = pos(usage.input) + read + pos(usage.cacheWrite);
+		if (prompt <= 0) return;
+		this.totals.responses++;
+		this.totals.prompt += prompt;
+		this.totals.cacheRead += read;
+		this.totals.cacheWrite += pos(usage.cacheWrite);
+		if (read > 0) this.everCacheRead = true;
+	}
+}
+
+function pos(n: unknown): number {
+	return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0;
+}

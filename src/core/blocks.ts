@@ -1,0 +1,87 @@
+/**
+ * The core's plain view of an outgoing message list. The adapter converts Pi's messages into this
+ * shape; the core never sees Pi types. Only two kinds of block can ever be masked: the text parts of
+ * a tool result, and assistant thinking.
+ */
+import { estimateTokens, IMAGE_TOKEN_ESTIMATE } from "./tokens.ts";
+
+export type BlockKind = "text" | "thinking" | "image" | "toolCall" | "other";
+
+export interface ViewBlock {
+	kind: BlockKind;
+	/** Exact text for text/thinking blocks; serialized arguments for tool calls; "" otherwise. */
+	text: string;
+	/** Thinking carries a provider signature (Anthropic signature, OpenAI encrypted reasoning). */
+	signed?: boolean;
+	/** Thinking whose visible text was withheld by the provider. Never folded. */
+	redacted?: boolean;
+}
+
+export interface ViewUsage {
+	input: number;
+	output: number;
+	cacheRead: number;
+	cacheWrite: number;
+}
+
+export interface ViewMessage {
+	/** Pi role: user, assistant, toolResult, custom, bashExecution, compactionSummary, ... */
+	role: string;
+	/** Session entry id this message came from; null when it cannot be mapped (never masked). */
+	entryId: string | null;
+	/** Message timestamp (ms) as recorded by Pi. Used only for ordering against compactions. */
+	timestamp: number;
+	toolName?: string;
+	toolCallId?: string;
+	/** For a tool result: a short description of the call (command, path), for digests. */
+	callSummary?: string;
+	/** For a tool result: the full-output file the tool recorded (bash truncation). */
+	fullOutputPath?: string;
+	blocks: ViewBlock[];
+	/** Provider-reported usage, on assistant messages. */
+	usage?: ViewUsage;
+	/** Assistant stop reason: error and aborted responses carry no usable usage. */
+	stopReason?: string;
+}
+
+export function blockTokens(block: ViewBlock): number {
+	if (block.kind === "image") return IMAGE_TOKEN_ESTIMATE;
+	return estimateTokens(block.text.length);
+}
+
+/** Small fixed cost per message for role markers and framing. */
+export const MESSAGE_OVERHEAD_TOKENS = 4;
+
+export function messageTokens(message: ViewMessage): number {
+	let total = MESSAGE_OVERHEAD_TOKENS;
+	for (const block of message.blocks) total += blockTokens(block);
+	return total;
+}
+
+/** Stable address of one block inside the session: entry id plus content index. */
+export function blockKey(entryId: string, blockIndex: number): string {
+	return `${entryId}:${blockIndex}`;
+}
+
+/** Whether a block is of a maskable kind at all (position and freshness are checked elsewhere). */
+export function isMaskableKind(message: ViewMessage, block: ViewBlock): boolean {
+	if (message.entryId === null) return false;
+	if (message.role === "toolResult") {
+		if (block.kind !== "text") return false;
+		// A result carrying any non-text part (a screenshot) is never folded, so nothing is lost.
+		for (const b of message.blocks) if (b.kind !== "text") return false;
+		return true;
+	}
+	if (message.role === "assistant") {
+		return block.kind === "thinking" && block.redacted !== true && block.text.length > 0;
+	}
+	return false;
+}
+
+export function promptTokensOf(usage: ViewUsage): number {
+	return nonNegative(usage.input) + nonNegative(usage.cacheRead) + nonNegative(usage.cacheWrite);
+}
+
+export function nonNegative(n: number): number {
+	return Number.isFinite(n) && n > 0 ? n : 0;
+}

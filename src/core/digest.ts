@@ -1,0 +1,108 @@
+/**
+ * Digests: what the model sees in place of a folded block. Deterministic: the same block and code
+ * always render the same bytes. Risk lines are kept verbatim within a documented cap, and the cap's
+ * overflow is always marked.
+ */
+import { findRiskLines, splitLines } from "./lexicon.ts";
+import { groupDigits } from "./tokens.ts";
+
+/** Lowercase hex sha256 of the UTF-8 bytes of a string. Injected: the core does no crypto itself. */
+export type Hash = (text: string) => string;
+
+export const CODE_LENGTH = 6;
+/** At most this many risk lines are copied into one digest. */
+export const RISK_LINE_CAP = 8;
+/** A longer risk line keeps its first this-many characters and marks the cut. */
+export const RISK_LINE_MAX_CHARS = 240;
+/** Risk lines may take at most this share of the original block's characters (but always one line). */
+export const RISK_SHARE_OF_BLOCK = 0.4;
+export const FIRST_LINE_MAX_CHARS = 120;
+export const CALL_SUMMARY_MAX_CHARS = 80;
+
+/** The marker that opens every digest. */
+export function foldMarker(code: string): string {
+	return `{#${code} FOLDED}`;
+}
+
+/**
+ * A short stable code for a block, from its identity. On the (rare) collision with a code already
+ * in use the code grows by two characters, so resolution depends only on the committed history.
+ */
+export function deriveCode(hash: Hash, entryId: string, blockIndex: number, taken: ReadonlySet<string>): string {
+	const digest = hash(`context-fold:${entryId}:${blockIndex}`);
+	for (let len = CODE_LENGTH; len <= digest.length; len += 2) {
+		const code = digest.slice(0, len);
+		if (!taken.has(code)) return code;
+	}
+	return digest;
+}
+
+export interface DigestInput {
+	code: string;
+	kind: "toolResult" | "thinking";
+	toolName?: string;
+	callSummary?: string;
+	text: string;
+}
+
+export interface DigestResult {
+	digest: string;
+	lines: number;
+	riskLines: number;
+	riskLinesKept: number;
+}
+
+export function renderDigest(input: DigestInput): DigestResult {
+	const lines = splitLines(input.text);
+	const label = input.kind === "thinking" ? "thinking" : (input.toolName ?? "tool");
+	const call = input.callSummary ? ` ${quoteCall(input.callSummary)}` : "";
+	const header = `${foldMarker(input.code)} ${label}${call} · ${groupDigits(input.text.length)} chars, ${groupDigits(lines.length)} lines`;
+	const out = [header];
+
+	const first = lines.find((l) => l.trim().length > 0);
+	if (first !== undefined) out.push(`> ${clip(first.trim(), FIRST_LINE_MAX_CHARS)}`);
+
+	const risks = findRiskLines(input.text);
+	const shareBudget = Math.floor(input.text.length * RISK_SHARE_OF_BLOCK);
+	let used = 0;
+	let kept = 0;
+	for (const risk of risks) {
+		if (kept >= RISK_LINE_CAP) break;
+		const rendered = `! L${risk.line}: ${clip(risk.text, RISK_LINE_MAX_CHARS)}`;
+		if (kept > 0 && used + rendered.length > shareBudget) break;
+		out.push(rendered);
+		used += rendered.length;
+		kept++;
+	}
+	if (risks.length > kept) out.push(`! +${risks.length - kept} more risk lines (recall_folded ${input.code} grep=…)`);
+	return { digest: out.join("\n"), lines: lines.length, riskLines: risks.length, riskLinesKept: kept };
+}
+
+function quoteCall(summary: string): string {
+	const oneLine = summary.replace(/\s+/g, " ").trim();
+	return `\`${clip(oneLine, CALL_SUMMARY_MAX_CHARS).replace(/`/g, "'")}\``;
+}
+
+/** Keep the first `max` characters and say how many were cut. */
+export function clip(text: string, max: number): string {
+	if (text.length <= max) return text;
+	return `${text.slice(0, max)}…[+${text.length - max} chars]`;
+}
+
+/** UTF-8 byte length without an encoder: the extent recorded for every folded block. */
+export function utf8Length(text: string): number {
+	let bytes = 0;
+	for (let i = 0; i < text.length; i++) {
+		const c = text.charCodeAt(i);
+		if (c < 0x80) bytes += 1;
+		else if (c < 0x800) bytes += 2;
+		else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+			const next = text.charCodeAt(i + 1);
+			if (next >= 0xdc00 && next <= 0xdfff) {
+				bytes += 4;
+				i++;
+			} else bytes += 3;
+		} else bytes += 3;
+	}
+	return bytes;
+}

@@ -1,0 +1,160 @@
+/**
+ * Frozen layers: what a fold event commits. A layer records each masked block's identity, extent,
+ * sha256 and the exact digest bytes the model was shown. It never holds the payload, and its bytes
+ * never change after commit, which is what keeps the outgoing prefix byte-stable.
+ */
+import { blockKey } from "./blocks.ts";
+
+export const FOLD_STATE_VERSION = 1;
+
+export type MaskableKind = "toolResult" | "thinking";
+
+export interface MaskedBlock {
+	code: string;
+	entryId: string;
+	blockIndex: number;
+	kind: MaskableKind;
+	toolName?: string;
+	toolCallId?: string;
+	/** sha256 (hex) of the block's exact original text, as UTF-8. */
+	sha256: string;
+	/** Extent of the original: UTF-16 length, UTF-8 bytes, lines. */
+	chars: number;
+	bytes: number;
+	lines: number;
+	/** Token estimate of the original. */
+	tokens: number;
+	/** The exact digest text that replaces the block. */
+	digest: string;
+	/** The thinking block carried a provider signature, dropped when masked. */
+	signed?: boolean;
+	/** Full-output file the tool recorded itself (bash truncation), for recall. */
+	fullOutputPath?: string;
+}
+
+export type FoldReason = "threshold" | "step" | "budget";
+
+export interface FrozenLayer {
+	type: "layer";
+	v: number;
+	seq: number;
+	reason: FoldReason;
+	/** Timestamp of the newest successful response in view at commit; spaces fold events. */
+	lastResponseAt: number;
+	usageBefore: number;
+	usageAfter: number;
+	blocks: MaskedBlock[];
+}
+
+export interface UnfoldRecord {
+	type: "unfold";
+	v: number;
+	codes: string[];
+}
+
+export type FoldRecord = FrozenLayer | UnfoldRecord;
+
+/** Lookup structures over the active branch's fold records. Built once per change, not per request. */
+export interface MaskIndex {
+	/** Masked (and not unfolded) blocks by `${entryId}:${blockIndex}`. */
+	byKey: Map<string, MaskedBlock>;
+	/** Every block ever folded on this branch, by code, including unfolded ones. */
+	byCode: Map<string, MaskedBlock>;
+	/** Keys that were unfolded: sticky, never masked again. */
+	pinned: Set<string>;
+	layers: FrozenLayer[];
+	unfolded: Set<string>;
+}
+
+export function emptyIndex(): MaskIndex {
+	return { byKey: new Map(), byCode: new Map(), pinned: new Set(), layers: [], unfolded: new Set() };
+}
+
+/** Build the index from records in branch order. Later records never override earlier masks. */
+export function indexRecords(records: readonly FoldRecord[]): MaskIndex {
+	const index = emptyIndex();
+	for (const record of records) addRecord(index, record);
+	return index;
+}
+
+/** Add one record to an index in place (used when a fold event or unfold commits). */
+export function addRecord(index: MaskIndex, record: FoldRecord): void {
+	if (record.type === "layer") {
+		index.layers.push(record);
+		for (const block of record.blocks) {
+			const key = blockKey(block.entryId, block.blockIndex);
+			if (index.byCode.has(block.code) || index.byKey.has(key) || index.pinned.has(key)) continue;
+			index.byCode.set(block.code, block);
+			if (!index.unfolded.has(block.code)) index.byKey.set(key, block);
+		}
+		return;
+	}
+	for (const code of record.codes) {
+		index.unfolded.add(code);
+		const block = index.byCode.get(code);
+		if (!block) continue;
+		const key = blockKey(block.entryId, block.blockIndex);
+		index.byKey.delete(key);
+		index.pinned.add(key);
+	}
+}
+
+/** Validate an untrusted record (from a session file). Returns null when it is not ours or malformed. */
+export function parseFoldRecord(data: unknown): FoldRecord | null {
+	if (!isObject(data)) return null;
+	if (typeof data.v !== "number" || data.v < 1 || data.v > FOLD_STATE_VERSION) return null;
+	if (data.type === "unfold") {
+		if (!Array.isArray(data.codes) || !data.codes.every((c) => typeof c === "string")) return null;
+		return { type: "unfold", v: data.v, codes: data.codes as string[] };
+	}
+	if (data.type !== "layer") return null;
+	if (!Array.isArray(data.blocks)) return null;
+	if (typeof data.seq !== "number" || typeof data.lastResponseAt !== "number") return null;
+	if (data.reason !== "threshold" && data.reason !== "step" && data.reason !== "budget") return null;
+	const blocks: MaskedBlock[] = [];
+	for (const b of data.blocks) {
+		if (!isMaskedBlock(b)) return null;
+		blocks.push(b);
+	}
+	return {
+		type: "layer",
+		v: data.v,
+		seq: data.seq,
+		reason: data.reason,
+		lastResponseAt: data.lastResponseAt,
+		usageBefore: num(data.usageBefore),
+		usageAfter: num(data.usageAfter),
+		blocks,
+	};
+}
+
+function isMaskedBlock(b: unknown): b is MaskedBlock {
+	if (!isObject(b)) return false;
+	return (
+		typeof b.code === "string" &&
+		/^[0-9a-f]{6,64}$/.test(b.code) &&
+		typeof b.entryId === "string" &&
+		typeof b.blockIndex === "number" &&
+		Number.isInteger(b.blockIndex) &&
+		b.blockIndex >= 0 &&
+		(b.kind === "toolResult" || b.kind === "thinking") &&
+		typeof b.sha256 === "string" &&
+		/^[0-9a-f]{64}$/.test(b.sha256) &&
+		typeof b.chars === "number" &&
+		typeof b.bytes === "number" &&
+		typeof b.lines === "number" &&
+		typeof b.tokens === "number" &&
+		typeof b.digest === "string" &&
+		(b.toolName === undefined || typeof b.toolName === "string") &&
+		(b.toolCallId === undefined || typeof b.toolCallId === "string") &&
+		(b.fullOutputPath === undefined || typeof b.fullOutputPath === "string")
+	);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+	return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function num(v: unknown): number {
+	return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}

@@ -1,0 +1,366 @@
+/**
+ * Every knob, its default, how a raw value is validated, and how sources combine.
+ * Precedence per knob: built-in default < saved settings file < environment variable.
+ * Values in, values out: reading the environment and the file is the adapter's job.
+ */
+
+export const DEFAULT_FOLD_AT = 0.45;
+export const DEFAULT_FOLD_STEP = 0.12;
+export const DEFAULT_COLD_FOLD_AT = 0.25;
+export const DEFAULT_BUDGET_FRACTION = 0.75;
+export const DEFAULT_BUDGET_CAP = 200_000;
+export const DEFAULT_TAIL = 20_000;
+export const DEFAULT_COMPACT = "det" as const;
+export const DEFAULT_RECON_TOKENS = 18_000;
+export const DEFAULT_CACHE_IDLE_MINUTES = 30;
+export const DEFAULT_RECALL_TOKENS = 4_000;
+
+export type CompactMode = "det" | "native";
+
+export interface Settings {
+	foldAt: number;
+	foldStep: number;
+	coldFoldAt: number;
+	budgetFraction: number;
+	/** Absolute budget ceiling in tokens; null disables the cap. */
+	budgetCap: number | null;
+	tail: number;
+	compact: CompactMode;
+	reconTokens: number;
+	/** Idle minutes before the cache warning; null disables prediction and send confirmation. */
+	cacheIdleMinutes: number | null;
+	/** Per-provider idle overrides from the settings file. */
+	providerCacheIdleMinutes: Record<string, number | null>;
+	confirmColdPrompt: boolean;
+	recallTokens: number;
+}
+
+export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
+	foldAt: DEFAULT_FOLD_AT,
+	foldStep: DEFAULT_FOLD_STEP,
+	coldFoldAt: DEFAULT_COLD_FOLD_AT,
+	budgetFraction: DEFAULT_BUDGET_FRACTION,
+	budgetCap: DEFAULT_BUDGET_CAP,
+	tail: DEFAULT_TAIL,
+	compact: DEFAULT_COMPACT,
+	reconTokens: DEFAULT_RECON_TOKENS,
+	cacheIdleMinutes: DEFAULT_CACHE_IDLE_MINUTES,
+	providerCacheIdleMinutes: Object.freeze({}) as Record<string, number | null>,
+	confirmColdPrompt: false,
+	recallTokens: DEFAULT_RECALL_TOKENS,
+});
+
+type ScalarKey = Exclude<keyof Settings, "providerCacheIdleMinutes">;
+
+export interface KnobSpec {
+	key: ScalarKey;
+	env: string;
+	/** Key in context-fold.json. */
+	file: string;
+	label: string;
+	/** Applies to the running session immediately when edited from the menu. */
+	live: boolean;
+	describe: string;
+	parse(raw: unknown): { ok: true; value: Settings[ScalarKey] } | { ok: false; expected: string };
+}
+
+function fraction(min: number, max: number, inclusiveMin: boolean) {
+	const expected = `a number ${inclusiveMin ? ">=" : ">"} ${min} and <= ${max}`;
+	return (raw: unknown) => {
+		const n = toNumber(raw);
+		if (n === null) return { ok: false as const, expected };
+		if ((inclusiveMin ? n < min : n <= min) || n > max) return { ok: false as const, expected };
+		return { ok: true as const, value: n };
+	};
+}
+
+function integer(min: number, max: number, offValue?: null) {
+	const expected = `a whole number from ${min} to ${max}${offValue === null ? ", or 0/off" : ""}`;
+	return (raw: unknown) => {
+		if (offValue === null && isOff(raw)) return { ok: true as const, value: null };
+		const n = toNumber(raw);
+		if (n === null || !Number.isInteger(n) || n < min || n > max) return { ok: false as const, expected };
+		return { ok: true as const, value: n };
+	};
+}
+
+function minutes(raw: unknown) {
+	const expected = "minutes > 0 (up to 1440), or 0/off";
+	if (isOff(raw)) return { ok: true as const, value: null };
+	const n = toNumber(raw);
+	if (n === null || n <= 0 || n > 1440) return { ok: false as const, expected };
+	return { ok: true as const, value: n };
+}
+
+function onOff(raw: unknown) {
+	if (raw === true || raw === false) return { ok: true as const, value: raw };
+	if (typeof raw === "string") {
+		const s = raw.trim().toLowerCase();
+		if (["on", "1", "true", "yes"].includes(s)) return { ok: true as const, value: true };
+		if (["off", "0", "false", "no"].includes(s)) return { ok: true as const, value: false };
+	}
+	return { ok: false as const, expected: "on or off" };
+}
+
+function compactMode(raw: unknown) {
+	if (typeof raw === "string") {
+		const s = raw.trim().toLowerCase();
+		if (s === "det" || s === "native") return { ok: true as const, value: s as CompactMode };
+	}
+	return { ok: false as const, expected: "det or native" };
+}
+
+export const KNOBS: readonly KnobSpec[] = [
+	{
+		key: "foldAt",
+		env: "CONTEXTFOLD_FOLD_AT",
+		file: "foldAt",
+		label: "First fold at (fraction of window)",
+		live: true,
+		describe: "First fold when usage reaches this fraction of the context window.",
+		parse: fraction(0, 1, false),
+	},
+	{
+		key: "foldStep",
+		env: "CONTEXTFOLD_FOLD_STEP",
+		file: "foldStep",
+		label: "Fold step (fraction of window)",
+		live: true,
+		describe: "Each fold event must free at least this fraction of the window.",
+		parse: fraction(0, 1, false),
+	},
+	{
+		key: "coldFoldAt",
+		env: "CONTEXTFOLD_COLD_FOLD_AT",
+		file: "coldFoldAt",
+		label: "Cold first fold at (fraction of window)",
+		live: true,
+		describe: "First-fold threshold while no cache read has ever been reported.",
+		parse: fraction(0, 1, false),
+	},
+	{
+		key: "budgetFraction",
+		env: "CONTEXTFOLD_BUDGET_FRACTION",
+		file: "budgetFraction",
+		label: "Budget (fraction of window)",
+		live: true,
+		describe: "Budget is this fraction of the window...",
+		parse: fraction(0, 1, false),
+	},
+	{
+		key: "budgetCap",
+		env: "CONTEXTFOLD_BUDGET_CAP",
+		file: "budgetCap",
+		label: "Budget cap (tokens)",
+		live: true,
+		describe: "...capped at this many tokens. 0 or off disables the cap.",
+		parse: integer(1000, 100_000_000, null),
+	},
+	{
+		key: "tail",
+		env: "CONTEXTFOLD_TAIL",
+		file: "tail",
+		label: "Protected tail (tokens)",
+		live: true,
+		describe: "The newest ~N tokens never fold (clamped to half the budget).",
+		parse: integer(0, 10_000_000),
+	},
+	{
+		key: "compact",
+		env: "CONTEXTFOLD_COMPACT",
+		file: "compact",
+		label: "Hard compaction",
+		live: true,
+		describe: "det answers Pi's compaction from the seed index; native keeps Pi's LLM summary.",
+		parse: compactMode,
+	},
+	{
+		key: "reconTokens",
+		env: "CONTEXTFOLD_RECON_TOKENS",
+		file: "reconTokens",
+		label: "Reconstruction estimate (tokens)",
+		live: true,
+		describe: "What a fresh start is assumed to cost, for the reset flag.",
+		parse: integer(0, 10_000_000),
+	},
+	{
+		key: "cacheIdleMinutes",
+		env: "CONTEXTFOLD_CACHE_IDLE_MINUTES",
+		file: "cacheIdleMinutes",
+		label: "Cache inactivity warning (minutes)",
+		live: true,
+		describe: "Idle minutes before warning that the cache may have expired. 0 or off disables.",
+		parse: minutes,
+	},
+	{
+		key: "confirmColdPrompt",
+		env: "CONTEXTFOLD_CONFIRM_COLD_PROMPT",
+		file: "confirmColdPrompt",
+		label: "Confirm potentially cold prompts",
+		live: true,
+		describe: "Ask Keep draft / Send anyway before a prompt that would hit a cold cache.",
+		parse: onOff,
+	},
+	{
+		key: "recallTokens",
+		env: "CONTEXTFOLD_RECALL_TOKENS",
+		file: "recallTokens",
+		label: "Recall answer cap (tokens)",
+		live: true,
+		describe: "Most tokens one recall_folded answer may return.",
+		parse: integer(200, 1_000_000),
+	},
+];
+
+export type SettingSource = "default" | "file" | "env";
+
+export interface SettingsWarning {
+	source: "env" | "file";
+	/** Variable or file field name. */
+	name: string;
+	value: string;
+	message: string;
+}
+
+export interface ResolvedSettings {
+	settings: Settings;
+	sources: Record<ScalarKey, SettingSource>;
+	/** Knobs whose saved file value is hidden by an environment variable. */
+	shadowed: ScalarKey[];
+	warnings: SettingsWarning[];
+}
+
+/**
+ * Combine defaults, a parsed settings file (any JSON value) and an environment map.
+ * A bad value anywhere yields one warning naming it, and that knob falls back to the next source.
+ */
+export function resolveSettings(input: {
+	env: Readonly<Record<string, string | undefined>>;
+	file?: unknown;
+}): ResolvedSettings {
+	const settings: Settings = { ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} };
+	const sources = {} as Record<ScalarKey, SettingSource>;
+	const shadowed: ScalarKey[] = [];
+	const warnings: SettingsWarning[] = [];
+	const file = isRecord(input.file) ? input.file : undefined;
+
+	for (const knob of KNOBS) {
+		sources[knob.key] = "default";
+		let fromFile = false;
+		if (file && Object.hasOwn(file, knob.file)) {
+			const raw = file[knob.file];
+			const parsed = knob.parse(raw);
+			if (parsed.ok) {
+				assign(settings, knob.key, parsed.value);
+				sources[knob.key] = "file";
+				fromFile = true;
+			} else {
+				warnings.push({
+					source: "file",
+					name: knob.file,
+					value: safeString(raw),
+					message: `context-fold.json: "${knob.file}" is ${safeString(raw)}; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
+				});
+			}
+		}
+		const rawEnv = input.env[knob.env];
+		if (rawEnv !== undefined && rawEnv.trim() !== "") {
+			const parsed = knob.parse(rawEnv.trim());
+			if (parsed.ok) {
+				assign(settings, knob.key, parsed.value);
+				sources[knob.key] = "env";
+				if (fromFile) shadowed.push(knob.key);
+			} else {
+				warnings.push({
+					source: "env",
+					name: knob.env,
+					value: rawEnv,
+					message: `${knob.env}=${rawEnv} is invalid; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
+				});
+			}
+		}
+	}
+
+	if (file && Object.hasOwn(file, "providerCacheIdleMinutes")) {
+		const raw = file.providerCacheIdleMinutes;
+		if (!isRecord(raw)) {
+			warnings.push({
+				source: "file",
+				name: "providerCacheIdleMinutes",
+				value: safeString(raw),
+				message: `context-fold.json: "providerCacheIdleMinutes" must be an object of provider ids to minutes; ignored.`,
+			});
+		} else {
+			for (const [provider, value] of Object.entries(raw)) {
+				const parsed = minutes(value);
+				if (parsed.ok) settings.providerCacheIdleMinutes[provider] = parsed.value;
+				else
+					warnings.push({
+						source: "file",
+						name: `providerCacheIdleMinutes.${provider}`,
+						value: safeString(value),
+						message: `context-fold.json: "providerCacheIdleMinutes.${provider}" is ${safeString(value)}; expected ${parsed.expected}. Ignored.`,
+					});
+			}
+		}
+	}
+	return { settings, sources, shadowed, warnings };
+}
+
+/** The idle interval that applies to a provider: env beats provider override beats global. */
+export function idleMinutesFor(resolved: ResolvedSettings, provider: string | undefined): number | null {
+	if (resolved.sources.cacheIdleMinutes === "env") return resolved.settings.cacheIdleMinutes;
+	if (provider !== undefined && Object.hasOwn(resolved.settings.providerCacheIdleMinutes, provider)) {
+		return resolved.settings.providerCacheIdleMinutes[provider] ?? null;
+	}
+	return resolved.settings.cacheIdleMinutes;
+}
+
+/** True when the master switch turns the extension off for this session. */
+export function isDisabled(env: Readonly<Record<string, string | undefined>>): boolean {
+	const raw = env.CONTEXTFOLD;
+	if (raw === undefined) return false;
+	const s = raw.trim().toLowerCase();
+	return s === "0" || s === "off" || s === "false" || s === "no";
+}
+
+export function describeValue(value: unknown): string {
+	if (value === null) return "off";
+	if (value === true) return "on";
+	if (value === false) return "off";
+	return String(value);
+}
+
+function assign<K extends ScalarKey>(settings: Settings, key: K, value: Settings[ScalarKey]): void {
+	(settings as unknown as Record<string, unknown>)[key] = value;
+}
+
+function toNumber(raw: unknown): number | null {
+	if (typeof raw === "number") return Number.isFinite(raw) ? raw : null;
+	if (typeof raw !== "string") return null;
+	const s = raw.trim();
+	if (!/^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i.test(s)) return null;
+	const n = Number(s);
+	return Number.isFinite(n) ? n : null;
+}
+
+function isOff(raw: unknown): boolean {
+	if (raw === 0 || raw === false || raw === null) return true;
+	if (typeof raw !== "string") return false;
+	const s = raw.trim().toLowerCase();
+	return s === "0" || s === "off";
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+	return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function safeString(v: unknown): string {
+	if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+	try {
+		const s = JSON.stringify(v);
+		return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 60)}…` : s;
+	} catch {
+		return String(v);
+	}
+}
