@@ -1,0 +1,255 @@
+// A fake OpenAI chat-completions server on 127.0.0.1, so real Pi runs its real provider code offline.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type CacheModel, computeUsage, serializePrompt, type UsageHook } from "./cache-model.ts";
+import { DEFAULT_SUMMARY, type Reply, type Script, text, type Usage } from "./replies.ts";
+import { type ChatRequestBody, classifySummary, type RecordedRequest, systemPromptOf } from "./requests.ts";
+
+export interface FakeModelOptions {
+	/** Answers each request; the default says "ok" to turns and gives a canned summary to summary requests. */
+	script?: Script;
+	/** Default `{ mode: "prefix", style: "anthropic" }`. */
+	cache?: CacheModel;
+	/** Per-request usage override, applied after the cache model and before a reply's own `usage`. */
+	usage?: UsageHook;
+	/** Characters per streamed text delta; small values exercise Pi's delta assembly. */
+	chunkChars?: number;
+}
+
+export interface FakeModel {
+	/** Base URL to put in models.json, ending in /v1. */
+	readonly url: string;
+	readonly port: number;
+	/** Every chat request, in arrival order. */
+	readonly requests: RecordedRequest[];
+	/** Requests the fake could not serve (wrong path, bad JSON) and errors thrown by the script. */
+	readonly problems: string[];
+	turnRequests(): RecordedRequest[];
+	summaryRequests(): RecordedRequest[];
+	setScript(script: Script): void;
+	/** Resolves once at least `count` chat requests have arrived. */
+	waitForRequests(count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
+	close(): Promise<void>;
+}
+
+const defaultScript: Script = (req) => (req.isSummaryRequest ? text(DEFAULT_SUMMARY) : text("ok"));
+
+function readBody(req: IncomingMessage): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		req.on("data", (c: Buffer) => chunks.push(c));
+		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+		req.on("error", reject);
+	});
+}
+
+function outputChars(reply: Reply): number {
+	if (reply.kind === "text") return reply.text.length + (reply.reasoning?.length ?? 0);
+	if (reply.kind === "toolCalls")
+		return (reply.text?.length ?? 0) + reply.calls.reduce((n, c) => n + c.name.length + argsJson(c.args).length, 0);
+	return 0;
+}
+
+function argsJson(args: unknown): string {
+	return typeof args === "string" ? args : JSON.stringify(args ?? {});
+}
+
+/** OpenAI's usage shape; prompt_tokens includes cached and written tokens, which Pi subtracts back out. */
+function wireUsage(u: Usage) {
+	const prompt = u.input + u.cacheRead + u.cacheWrite;
+	return {
+		prompt_tokens: prompt,
+		completion_tokens: u.output,
+		total_tokens: prompt + u.output,
+		prompt_tokens_details: { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite },
+	};
+}
+
+function splitText(s: string, size: number): string[] {
+	if (s.length === 0) return [];
+	const parts: string[] = [];
+	for (let i = 0; i < s.length; i += size) parts.push(s.slice(i, i + size));
+	return parts;
+}
+
+function sleep(ms: number): Promise<void> {
+	return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function writeStream(
+	res: ServerResponse,
+	model: string,
+	reply: Reply & { kind: "text" | "toolCalls" },
+	usage: Usage,
+	chunkChars: number,
+) {
+	const id = `chatcmpl-fake-${Date.now().toString(36)}`;
+	const created = Math.floor(Date.now() / 1000);
+	const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+		res.write(
+			`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, choices, ...extra })}\n\n`,
+		);
+	const delta = (d: Record<string, unknown>) => send([{ index: 0, delta: d, finish_reason: null }]);
+	res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+	delta({ role: "assistant", content: "" });
+	if (reply.kind === "text" && reply.reasoning) {
+		for (const part of splitText(reply.reasoning, chunkChars)) delta({ reasoning_content: part });
+	}
+	for (const part of splitText(reply.text ?? "", chunkChars)) delta({ content: part });
+	if (reply.kind === "toolCalls") {
+		reply.calls.forEach((c, index) => {
+			delta({ tool_calls: [{ index, id: c.id, type: "function", function: { name: c.name, arguments: "" } }] });
+			for (const part of splitText(argsJson(c.args), chunkChars))
+				delta({ tool_calls: [{ index, function: { arguments: part } }] });
+		});
+	}
+	send([{ index: 0, delta: {}, finish_reason: reply.kind === "toolCalls" ? "tool_calls" : "stop" }]);
+	// Final usage-only chunk, as OpenAI sends it with stream_options.include_usage.
+	send([], { usage: wireUsage(usage) });
+	res.end("data: [DONE]\n\n");
+}
+
+function writeJson(res: ServerResponse, model: string, reply: Reply & { kind: "text" | "toolCalls" }, usage: Usage) {
+	const message: Record<string, unknown> = { role: "assistant", content: reply.text ?? null };
+	if (reply.kind === "toolCalls") {
+		message.tool_calls = reply.calls.map((c) => ({
+			id: c.id,
+			type: "function",
+			function: { name: c.name, arguments: argsJson(c.args) },
+		}));
+	}
+	const body = {
+		id: `chatcmpl-fake-${Date.now().toString(36)}`,
+		object: "chat.completion",
+		created: Math.floor(Date.now() / 1000),
+		model,
+		choices: [{ index: 0, message, finish_reason: reply.kind === "toolCalls" ? "tool_calls" : "stop" }],
+		usage: wireUsage(usage),
+	};
+	res.writeHead(200, { "content-type": "application/json" });
+	res.end(JSON.stringify(body));
+}
+
+export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
+	let script = options.script ?? defaultScript;
+	const cache: CacheModel = options.cache ?? { mode: "prefix", style: "anthropic" };
+	const chunkChars = options.chunkChars ?? 16;
+	const requests: RecordedRequest[] = [];
+	const serialized: string[] = [];
+	const problems: string[] = [];
+	const waiters = new Set<() => void>();
+
+	const handle = async (req: IncomingMessage, res: ServerResponse) => {
+		const path = (req.url ?? "").split("?")[0] ?? "";
+		if (req.method === "GET" && path.endsWith("/models")) {
+			res.writeHead(200, { "content-type": "application/json" });
+			res.end(JSON.stringify({ object: "list", data: [] }));
+			return;
+		}
+		if (req.method !== "POST" || !path.endsWith("/chat/completions")) {
+			problems.push(`unexpected ${req.method} ${req.url}`);
+			res.writeHead(404, { "content-type": "application/json" });
+			res.end(JSON.stringify({ error: { message: "not found", type: "invalid_request_error" } }));
+			return;
+		}
+		let body: ChatRequestBody;
+		try {
+			body = JSON.parse(await readBody(req)) as ChatRequestBody;
+		} catch (error) {
+			problems.push(`bad JSON body: ${String(error)}`);
+			res.writeHead(400).end();
+			return;
+		}
+		const systemPrompt = systemPromptOf(body);
+		const summaryKind = classifySummary(body, systemPrompt);
+		const recorded: RecordedRequest = {
+			index: requests.length,
+			path,
+			headers: req.headers,
+			body,
+			stream: body.stream === true,
+			systemPrompt,
+			isSummaryRequest: summaryKind !== undefined,
+			summaryKind,
+		};
+		requests.push(recorded);
+		const prompt = serializePrompt(recorded);
+		const previous = serialized.slice();
+		serialized.push(prompt);
+		for (const wake of waiters) wake();
+
+		let reply: Reply;
+		try {
+			reply = await script(recorded, recorded.index);
+		} catch (error) {
+			problems.push(`script threw on request ${recorded.index}: ${String(error)}`);
+			reply = { kind: "error", status: 500, message: `fake script threw: ${String(error)}` };
+		}
+		if (reply.delayMs) await sleep(reply.delayMs);
+		if (res.destroyed) return; // Pi aborted the request while we waited.
+		if (reply.kind === "error") {
+			res.writeHead(reply.status, { "content-type": "application/json" });
+			res.end(JSON.stringify({ error: { message: reply.message, type: "fake_error", code: reply.status } }));
+			return;
+		}
+		let usage = computeUsage(cache, prompt, previous, outputChars(reply));
+		const hooked = options.usage?.({
+			req: recorded,
+			computed: usage,
+			serialized: prompt,
+			previousSerialized: previous,
+		});
+		usage = { ...usage, ...hooked, ...reply.usage };
+		recorded.reportedUsage = usage;
+		if (recorded.stream) writeStream(res, body.model, reply, usage, chunkChars);
+		else writeJson(res, body.model, reply, usage);
+	};
+
+	const server = createServer((req, res) => {
+		handle(req, res).catch((error) => {
+			problems.push(`handler failed: ${String(error)}`);
+			if (!res.headersSent) res.writeHead(500);
+			res.end();
+		});
+	});
+	await new Promise<void>((resolve, reject) => {
+		server.once("error", reject);
+		server.listen(0, "127.0.0.1", () => resolve());
+	});
+	const port = (server.address() as AddressInfo).port;
+
+	return {
+		url: `http://127.0.0.1:${port}/v1`,
+		port,
+		requests,
+		problems,
+		turnRequests: () => requests.filter((r) => !r.isSummaryRequest),
+		summaryRequests: () => requests.filter((r) => r.isSummaryRequest),
+		setScript(next) {
+			script = next;
+		},
+		waitForRequests(count, timeoutMs = 10_000) {
+			if (requests.length >= count) return Promise.resolve(requests);
+			return new Promise((resolve, reject) => {
+				const timer = setTimeout(() => {
+					waiters.delete(check);
+					reject(new Error(`fake model: expected ${count} requests, got ${requests.length} in ${timeoutMs} ms`));
+				}, timeoutMs);
+				const check = () => {
+					if (requests.length < count) return;
+					clearTimeout(timer);
+					waiters.delete(check);
+					resolve(requests);
+				};
+				waiters.add(check);
+			});
+		},
+		close() {
+			return new Promise((resolve) => {
+				server.close(() => resolve());
+				// Pi keeps connections alive; drop them so close() does not wait for their idle timeout.
+				server.closeAllConnections();
+			});
+		},
+	};
+}

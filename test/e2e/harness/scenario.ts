@@ -1,0 +1,42 @@
+// One fake model plus one sandbox wired to it, torn down together: the usual starting point of an e2e test.
+import { type FakeModel, type FakeModelOptions, startFakeModel } from "./fake-model.ts";
+import { createSandbox, type Sandbox, type SandboxOptions } from "./sandbox.ts";
+
+export interface ScenarioOptions extends Omit<SandboxOptions, "fakeUrl"> {
+	fake?: FakeModelOptions;
+}
+
+export interface Scenario {
+	fake: FakeModel;
+	sandbox: Sandbox;
+	/** Registers teardown work (closing an RPC client, killing tmux) to run first in dispose(), newest first. */
+	defer(fn: () => unknown): void;
+	dispose(): Promise<void>;
+}
+
+export async function startScenario(options: ScenarioOptions = {}): Promise<Scenario> {
+	const { fake: fakeOptions, ...sandboxOptions } = options;
+	const fake = await startFakeModel(fakeOptions);
+	const sandbox = createSandbox({ ...sandboxOptions, fakeUrl: fake.url });
+	const deferred: Array<() => unknown> = [];
+	return {
+		fake,
+		sandbox,
+		defer: (fn) => {
+			deferred.push(fn);
+		},
+		async dispose() {
+			const errors: unknown[] = [];
+			for (const fn of deferred.reverse()) {
+				try {
+					await fn();
+				} catch (error) {
+					errors.push(error);
+				}
+			}
+			await fake.close();
+			sandbox.cleanup();
+			if (errors.length > 0) throw errors[0];
+		},
+	};
+}
