@@ -7,7 +7,6 @@ import {
 	call,
 	commonPrefixLength,
 	computeUsage,
-	DEFAULT_SUMMARY,
 	entriesOfType,
 	expectSuccess,
 	forEachPiVersion,
@@ -76,9 +75,9 @@ forEachPiVersion((version) => {
 				expect(requests).toHaveLength(4);
 				expect(requests.some((r) => r.isSummaryRequest)).toBe(false);
 				expect(requests[0]?.body.tools?.map((t) => t.function.name)).toContain("bash");
-				expect(lastUserText(requests[0]!)).toBe("greet three times");
+				expect(lastUserText(fake.request(0))).toBe("greet three times");
 				for (const n of [1, 2, 3]) {
-					const results = toolResultsOf(requests[n]!);
+					const results = toolResultsOf(fake.request(n));
 					expect(results).toHaveLength(n);
 					expect(results[n - 1]).toEqual({ id: `call_a${n}`, text: `hello-${n}\n` });
 				}
@@ -112,7 +111,7 @@ forEachPiVersion((version) => {
 
 				expectSuccess(await runPrint({ version, sandbox, prompt: "third", continue: true }));
 				expect(sandbox.sessionFiles()).toEqual([file]);
-				const last = fake.requests[2]!;
+				const last = fake.request(2);
 				const history = last.body.messages.map((m) => `${m.role}:${typeof m.content === "string" ? m.content : ""}`);
 				expect(history.join("\n")).toContain("assistant:answer-one");
 				expect(history.join("\n")).toContain("assistant:answer-two");
@@ -150,8 +149,8 @@ forEachPiVersion((version) => {
 				expect(last.text).toBe("second answer");
 
 				expect(s.fake.turnRequests()).toHaveLength(3);
-				expect(lastUserText(s.fake.requests[1]!)).toBe("two");
-				expect(toolResultsOf(s.fake.requests[2]!).map((r) => r.text)).toEqual(["rpc-tool\n"]);
+				expect(lastUserText(s.fake.request(1))).toBe("two");
+				expect(toolResultsOf(s.fake.request(2)).map((r) => r.text)).toEqual(["rpc-tool\n"]);
 				expect(await rpc.close()).toEqual({ code: 0, signal: null });
 				expect(rpc.problems).toEqual([]);
 				expect(assistantMessages(s.sandbox.readSession(state.sessionFile as string))).toHaveLength(3);
@@ -197,7 +196,7 @@ forEachPiVersion((version) => {
 				tui.sendKeys("Enter");
 				const screen = await tui.waitFor("PONG-42");
 				expect(screen).toContain("ping from tmux");
-				expect(lastUserText(s.fake.requests[0]!)).toBe("ping from tmux");
+				expect(lastUserText(s.fake.request(0))).toBe("ping from tmux");
 
 				tui.type("/quit");
 				tui.sendKeys("Enter");
@@ -232,9 +231,9 @@ forEachPiVersion((version) => {
 
 				// The next prompt in the same session carries the summary instead of the big output.
 				expectSuccess(await runPrint({ version, sandbox, prompt: "continue", continue: true }));
-				const next = fake.requests[fake.requests.length - 1]!;
+				const next = fake.request(-1);
 				expect(next.isSummaryRequest).toBe(false);
-				expect(JSON.stringify(next.body.messages)).toContain(DEFAULT_SUMMARY.split("\n")[1]!);
+				expect(JSON.stringify(next.body.messages)).toContain("Fake summary produced by the e2e fake model");
 				expect(JSON.stringify(next.body.messages)).not.toContain("0123456789abcdefgh\\n".repeat(100));
 			},
 			PI_TEST_TIMEOUT,

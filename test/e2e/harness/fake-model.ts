@@ -24,6 +24,8 @@ export interface FakeModel {
 	readonly requests: RecordedRequest[];
 	/** Requests the fake could not serve (wrong path, bad JSON) and errors thrown by the script. */
 	readonly problems: string[];
+	/** The request at `index` (negative counts from the end); throws if there is none, naming how many came. */
+	request(index: number): RecordedRequest;
 	turnRequests(): RecordedRequest[];
 	summaryRequests(): RecordedRequest[];
 	setScript(script: Script): void;
@@ -223,6 +225,11 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 		port,
 		requests,
 		problems,
+		request(index) {
+			const found = requests.at(index);
+			if (!found) throw new Error(`fake model: no request at index ${index}; received ${requests.length}`);
+			return found;
+		},
 		turnRequests: () => requests.filter((r) => !r.isSummaryRequest),
 		summaryRequests: () => requests.filter((r) => r.isSummaryRequest),
 		setScript(next) {

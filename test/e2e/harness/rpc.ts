@@ -275,14 +275,14 @@ export async function startRpc(options: RpcOptions): Promise<PiRpc> {
 			if (exit) return exit;
 			child.stdin?.end();
 			const deadline = (ms: number) => new Promise<undefined>((resolve) => setTimeout(resolve, ms).unref());
-			let result = await Promise.race([pi.exited, deadline(timeoutMs)]);
+			let result = await Promise.race([settled, deadline(timeoutMs)]);
 			if (!result && child.pid !== undefined) {
 				child.kill("SIGTERM");
-				result = await Promise.race([pi.exited, deadline(2_000)]);
+				result = await Promise.race([settled, deadline(2_000)]);
 			}
 			if (!result) {
 				pi.kill();
-				result = await pi.exited;
+				result = await settled;
 			}
 			return result;
 		},
