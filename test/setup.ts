@@ -1,5 +1,6 @@
 // Isolate every test run: a private HOME and agent dir, no provider keys, no context-fold env leaking in.
-import { mkdtempSync } from "node:fs";
+import { afterAll } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -9,3 +10,4 @@ process.env.PI_CODING_AGENT_DIR = join(root, "agent");
 for (const key of Object.keys(process.env)) {
 	if (key.startsWith("CONTEXTFOLD") || key.endsWith("_API_KEY")) delete process.env[key];
 }
+afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -43,6 +43,8 @@ export interface DigestInput {
 	toolName?: string;
 	callSummary?: string;
 	text: string;
+	/** Appended to the header, e.g. where recall is served from in an ephemeral session. */
+	note?: string;
 }
 
 export interface DigestResult {
@@ -56,7 +58,7 @@ export function renderDigest(input: DigestInput): DigestResult {
 	const lines = splitLines(input.text);
 	const label = input.kind === "thinking" ? "thinking" : (input.toolName ?? "tool");
 	const call = input.callSummary ? ` ${quoteCall(input.callSummary)}` : "";
-	const header = `${foldMarker(input.code)} ${label}${call} · ${groupDigits(input.text.length)} chars, ${groupDigits(lines.length)} lines`;
+	const header = `${foldMarker(input.code)} ${label}${call} · ${groupDigits(input.text.length)} chars, ${groupDigits(lines.length)} lines${input.note ? ` · ${input.note}` : ""}`;
 	const out = [header];
 
 	const first = lines.find((l) => l.trim().length > 0);

@@ -35,6 +35,8 @@ export interface PlanInput {
 	/** Any response in this session's recorded history reported a cache read. */
 	everCacheRead: boolean;
 	hash: Hash;
+	/** Appended to every new digest's header (ephemeral sessions say recall is memory-only). */
+	digestNote?: string;
 }
 
 export interface UsageReading {
@@ -149,6 +151,7 @@ export function planFold(input: PlanInput): FoldPlan {
 			text: block.text,
 			...(m.toolName !== undefined && { toolName: m.toolName }),
 			...(m.callSummary !== undefined && { callSummary: m.callSummary }),
+			...(input.digestNote !== undefined && { note: input.digestNote }),
 		});
 		const digestTokens = estimateTokens(rendered.digest.length);
 		if (digestTokens >= c.tokens) continue;

@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { type FoldPlan, planFold } from "../../core/plan.ts";
 import type { Settings } from "../../core/settings.ts";
+import type { MemoryOriginals } from "../../store/originals.ts";
 import { applySubstitutions } from "./apply.ts";
 import { sha256 } from "./hash.ts";
 import type { BranchState } from "./state.ts";
@@ -21,7 +22,12 @@ export interface HookDeps {
 	/** Test seam: make a named stage fail on purpose. */
 	fault?: string | undefined;
 	dumpPath?: string | undefined;
+	/** Ephemeral sessions (no session file): originals are held here for recall. */
+	memory?: MemoryOriginals | undefined;
 }
+
+/** Ephemeral digests say where recall comes from, since there is no ledger behind them. */
+export const MEMORY_NOTE = "recall from memory only (no session file)";
 
 export interface HookOutcome {
 	plan: FoldPlan;
@@ -44,6 +50,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		window: deps.contextWindow(),
 		everCacheRead: deps.state.everCacheRead,
 		hash: sha256,
+		...(deps.memory !== undefined && { digestNote: MEMORY_NOTE }),
 	});
 	let substitutions = plan.substitutions;
 	let persistFailed: Error | undefined;
@@ -52,6 +59,12 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 			if (deps.fault === "persist") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=persist)");
 			deps.persist(plan.layer);
 			deps.state.commit(plan.layer);
+			if (deps.memory !== undefined) {
+				for (const s of substitutions) {
+					const text = view[s.messageIndex]?.blocks[s.blockIndex]?.text;
+					if (text !== undefined) deps.memory.put(s.code, text);
+				}
+			}
 		} catch (error) {
 			// Never apply a fold that is not on record: a resume would not reproduce it.
 			persistFailed = error instanceof Error ? error : new Error(String(error));

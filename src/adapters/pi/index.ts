@@ -9,12 +9,15 @@ import type { FrozenLayer } from "../../core/layers.ts";
 import { isDisabled, type ResolvedSettings } from "../../core/settings.ts";
 import { renderFooter } from "../../core/status.ts";
 import { formatTokens } from "../../core/tokens.ts";
+import { Ledger } from "../../store/ledger.ts";
+import { MemoryOriginals } from "../../store/originals.ts";
 import { loadSettings } from "./config.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
 import { Notices } from "./notices.ts";
 import { agentDir } from "./paths.ts";
 import { BranchState, CUSTOM_TYPE } from "./state.ts";
+import { RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
 import type { PiEntry, PiMessage } from "./view.ts";
 
 export const STATUS_KEY = "context-fold";
@@ -41,6 +44,10 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	let resolved: ResolvedSettings = loadSettings(env);
 	let state = new BranchState();
+	/** The session's ledger, or null for an ephemeral session (then originals live in memory). */
+	let ledger: Ledger | null = null;
+	let memory: MemoryOriginals | undefined;
+	let sessionCtx: ExtensionContext | undefined;
 	let requests = 0;
 	let lastOutcome: HookOutcome | undefined;
 	const fault = env.CONTEXTFOLD_TEST_FAULT;
@@ -76,10 +83,42 @@ export default function contextFold(pi: ExtensionAPI): void {
 		process.stderr.write(`${line}\n`);
 	};
 
+	const bindSession = (ctx: ExtensionContext) => {
+		sessionCtx = ctx;
+		const file = ctx.sessionManager.getSessionFile();
+		if (file) {
+			if (ledger?.path !== file) ledger = new Ledger(file);
+			memory = undefined;
+		} else {
+			ledger = null;
+			memory ??= new MemoryOriginals();
+		}
+	};
+
+	registerTools(pi, {
+		sources: () => {
+			if (sessionCtx) {
+				try {
+					state.sync(sessionCtx.sessionManager.getBranch() as unknown as PiEntry[]);
+				} catch {
+					// Recall still answers from the state it has.
+				}
+			}
+			return { index: state.index, ledger, ...(memory && { memory }) };
+		},
+		recallTokens: () => resolved.settings.recallTokens,
+		commitUnfold: (record) => {
+			pi.appendEntry(CUSTOM_TYPE, record);
+			state.commit(record);
+		},
+	});
+
 	pi.on("session_start", (_event, ctx) => {
 		state = new BranchState();
 		lastOutcome = undefined;
 		requests = 0;
+		bindSession(ctx);
+		checkToolConflicts(pi, ctx, notices);
 		for (const w of resolved.warnings) notices.once(ctx, `settings:${w.name}:${w.value}`, w.message, "warning");
 		try {
 			state.sync(ctx.sessionManager.getBranch() as unknown as PiEntry[]);
@@ -110,6 +149,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	pi.on("context", (event, ctx) => {
 		requests++;
 		try {
+			if (sessionCtx === undefined) bindSession(ctx);
 			const outcome = runContextHook(event.messages as unknown as PiMessage[], {
 				state,
 				settings: resolved.settings,
@@ -118,6 +158,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 				persist: (layer: FrozenLayer) => pi.appendEntry(CUSTOM_TYPE, layer),
 				fault,
 				dumpPath,
+				memory,
 			});
 			lastOutcome = outcome;
 			if (outcome.persistFailed) {
@@ -161,6 +202,26 @@ export default function contextFold(pi: ExtensionAPI): void {
 			notices.say(ctx, lines.join("\n"), "info");
 		},
 	});
+}
+
+/** Another extension registering our tool names would shadow one of us; say so, naming both. */
+function checkToolConflicts(pi: ExtensionAPI, ctx: ExtensionContext, notices: Notices): void {
+	try {
+		const ours = sourceOf();
+		for (const tool of pi.getAllTools() as Array<{ name: string; sourceInfo?: { path?: string } }>) {
+			if (tool.name !== RECALL_TOOL && tool.name !== UNFOLD_TOOL) continue;
+			const path = tool.sourceInfo?.path;
+			if (path === undefined || ours.includes(path) || path.includes("context-fold")) continue;
+			notices.once(
+				ctx,
+				`conflict:${tool.name}`,
+				`another extension (${path}) also registers the tool "${tool.name}"; one of the two is shadowed. Remove one, or expect recall of {#code FOLDED} blocks to misbehave.`,
+				"warning",
+			);
+		}
+	} catch {
+		// Older Pi builds may not describe tool sources; the check is advisory.
+	}
 }
 
 function fmtRatio(r: number | null): string {

@@ -1,0 +1,215 @@
+/**
+ * The session ledger: Pi's append-only session .jsonl, read without ever writing to it.
+ * Keeps an index of entry byte offsets and reads only what is new. Detects a rewritten file (Pi
+ * migrates v1/v2 files in place on open, dropping bad lines) by size, inode, and a probe of bytes
+ * at a known offset, and then rebuilds the index. The sha256 check at recall is the last guard.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+
+export interface EntryLocation {
+	offset: number;
+	length: number;
+	/** 1-based line number in the file. */
+	line: number;
+}
+
+export interface LedgerStats {
+	entries: number;
+	/** Lines that were not valid JSON objects: skipped and counted, never fatal. */
+	malformed: number;
+	/** Times the index was rebuilt because the file was rewritten. */
+	rebuilds: number;
+	bytesIndexed: number;
+	/** A trailing line without a newline, not indexed yet (Pi may still be writing it). */
+	pendingBytes: number;
+	version: number | null;
+	sessionId: string | null;
+}
+
+export class LedgerError extends Error {
+	constructor(
+		message: string,
+		readonly code: "missing" | "unreadable",
+	) {
+		super(message);
+	}
+}
+
+const CHUNK = 1 << 20;
+const PROBE = 64;
+
+export class Ledger {
+	private readonly byId = new Map<string, EntryLocation>();
+	private indexedEnd = 0;
+	private lines = 0;
+	private ino = -1;
+	private probe: { offset: number; bytes: Buffer } | null = null;
+	readonly stats: LedgerStats = {
+		entries: 0,
+		malformed: 0,
+		rebuilds: 0,
+		bytesIndexed: 0,
+		pendingBytes: 0,
+		version: null,
+		sessionId: null,
+	};
+	/** Entries in file order, for readers that need every entry (status, the CLI). */
+	private order: string[] = [];
+
+	constructor(readonly path: string) {}
+
+	/** Bring the index up to date with the file. Cheap when nothing changed. */
+	refresh(): LedgerStats {
+		let fd: number;
+		try {
+			fd = openSync(this.path, "r");
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code;
+			if (code === "ENOENT") throw new LedgerError(`session file not found: ${this.path}`, "missing");
+			throw new LedgerError(`session file unreadable (${code ?? "error"}): ${this.path}`, "unreadable");
+		}
+		try {
+			const st = fstatSync(fd);
+			if (this.indexedEnd > 0 && (st.ino !== this.ino || st.size < this.indexedEnd || !this.probeMatches(fd))) {
+				this.reset();
+				this.stats.rebuilds++;
+			}
+			this.ino = st.ino;
+			if (st.size > this.indexedEnd) this.scan(fd, st.size);
+			this.stats.pendingBytes = st.size - this.indexedEnd;
+			return this.stats;
+		} finally {
+			closeSync(fd);
+		}
+	}
+
+	has(id: string): boolean {
+		return this.byId.has(id);
+	}
+
+	location(id: string): EntryLocation | undefined {
+		return this.byId.get(id);
+	}
+
+	ids(): readonly string[] {
+		return this.order;
+	}
+
+	/** Read and parse one entry by id. Returns undefined when it is not in the file (or not parseable now). */
+	read(id: string): Record<string, unknown> | undefined {
+		const loc = this.byId.get(id);
+		if (loc === undefined) return undefined;
+		const fd = openSync(this.path, "r");
+		try {
+			const buf = Buffer.allocUnsafe(loc.length);
+			readFully(fd, buf, loc.offset);
+			const value = JSON.parse(buf.toString("utf8"));
+			return typeof value === "object" && value !== null ? value : undefined;
+		} catch {
+			return undefined;
+		} finally {
+			closeSync(fd);
+		}
+	}
+
+	private reset(): void {
+		this.byId.clear();
+		this.order = [];
+		this.indexedEnd = 0;
+		this.lines = 0;
+		this.probe = null;
+		Object.assign(this.stats, {
+			entries: 0,
+			malformed: 0,
+			bytesIndexed: 0,
+			pendingBytes: 0,
+			version: null,
+			sessionId: null,
+		});
+	}
+
+	private probeMatches(fd: number): boolean {
+		if (this.probe === null) return true;
+		const buf = Buffer.alloc(this.probe.bytes.length);
+		const n = readSync(fd, buf, 0, buf.length, this.probe.offset);
+		return n === buf.length && buf.equals(this.probe.bytes);
+	}
+
+	private scan(fd: number, size: number): void {
+		let pos = this.indexedEnd;
+		let carry: Buffer | null = null;
+		let carryStart = pos;
+		const chunk = Buffer.allocUnsafe(CHUNK);
+		while (pos < size) {
+			const n = readSync(fd, chunk, 0, Math.min(CHUNK, size - pos), pos);
+			if (n <= 0) break;
+			let view = chunk.subarray(0, n);
+			let viewStart = pos;
+			if (carry !== null) {
+				view = Buffer.concat([carry, view]);
+				viewStart = carryStart;
+				carry = null;
+			}
+			let lineStart = 0;
+			for (;;) {
+				const nl = view.indexOf(10, lineStart);
+				if (nl < 0) break;
+				this.indexLine(view.subarray(lineStart, nl), viewStart + lineStart);
+				lineStart = nl + 1;
+				this.indexedEnd = viewStart + lineStart;
+			}
+			if (lineStart < view.length) {
+				carry = Buffer.from(view.subarray(lineStart));
+				carryStart = viewStart + lineStart;
+			}
+			pos += n;
+		}
+		this.stats.bytesIndexed = this.indexedEnd;
+	}
+
+	private indexLine(bytes: Buffer, offset: number): void {
+		this.lines++;
+		let length = bytes.length;
+		if (length > 0 && bytes[length - 1] === 13) length--;
+		if (length === 0) return;
+		let entry: unknown;
+		try {
+			entry = JSON.parse(bytes.toString("utf8", 0, length));
+		} catch {
+			this.stats.malformed++;
+			return;
+		}
+		if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+			this.stats.malformed++;
+			return;
+		}
+		const e = entry as Record<string, unknown>;
+		if (e.type === "session") {
+			this.stats.version = typeof e.version === "number" ? e.version : 1;
+			this.stats.sessionId = typeof e.id === "string" ? e.id : null;
+			this.remember(bytes, offset, length);
+			return;
+		}
+		// v1 files carry no ids: entry order is the tree, so the line number is the identity.
+		const id = typeof e.id === "string" ? e.id : `line:${this.lines}`;
+		if (!this.byId.has(id)) this.order.push(id);
+		this.byId.set(id, { offset, length, line: this.lines });
+		this.stats.entries = this.byId.size;
+		this.remember(bytes, offset, length);
+	}
+
+	private remember(bytes: Buffer, offset: number, length: number): void {
+		// Re-reading these bytes later tells whether the file was rewritten under us.
+		if (length < 8) return;
+		this.probe = { offset, bytes: Buffer.from(bytes.subarray(0, Math.min(PROBE, length))) };
+	}
+}
+
+function readFully(fd: number, buf: Buffer, position: number): void {
+	let done = 0;
+	while (done < buf.length) {
+		const n = readSync(fd, buf, done, buf.length - done, position + done);
+		if (n <= 0) throw new Error("unexpected end of file");
+		done += n;
+	}
+}

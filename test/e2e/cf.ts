@@ -1,0 +1,77 @@
+// Shared pieces for end-to-end tests of context-fold itself: the built bundle, big deterministic
+// tool outputs, and readers for what the fake model received.
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { ChatMessage, RecordedRequest } from "./harness/index.ts";
+
+export const REPO = join(import.meta.dir, "../..");
+export const BUNDLE = join(REPO, "dist/index.js");
+
+function newest(dir: string): number {
+	let t = 0;
+	for (const name of readdirSync(dir)) {
+		const p = join(dir, name);
+		const st = statSync(p);
+		t = Math.max(t, st.isDirectory() ? newest(p) : st.mtimeMs);
+	}
+	return t;
+}
+
+/** Tests load the shipped bundle; rebuild it when the source is newer (npm test builds first anyway). */
+export function ensureBundle(): string {
+	if (!existsSync(BUNDLE) || statSync(BUNDLE).mtimeMs < newest(join(REPO, "src"))) {
+		execFileSync(join(REPO, "node_modules/.bin/bun"), ["scripts/build.ts"], { cwd: REPO, stdio: "pipe" });
+	}
+	return BUNDLE;
+}
+
+/**
+ * A bash command printing about `tokens` tokens (4 chars each) of distinct lines, with a unique
+ * marker line and one error line, so a test can find every byte of it later.
+ */
+export function bigOutputCommand(tag: string, tokens: number): string {
+	const lines = Math.max(1, Math.round((tokens * 4) / 44));
+	return `awk 'BEGIN{for(i=1;i<=${lines};i++) printf "%s line %05d lorem ipsum dolor sit amet\\n", "${tag}", i; print "error: unique failure in ${tag}"; print "marker-${tag}-END"}'`;
+}
+
+const MARKER = /^\{#([0-9a-f]{6,64}) FOLDED\}/;
+
+export function contentText(content: ChatMessage["content"]): string {
+	if (typeof content === "string") return content;
+	if (!Array.isArray(content)) return "";
+	return content.map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+}
+
+/** Codes of every folded tool result in a request, in message order. */
+export function foldedCodes(req: RecordedRequest): string[] {
+	const codes: string[] = [];
+	for (const m of req.body.messages) {
+		if (m.role !== "tool") continue;
+		const hit = MARKER.exec(contentText(m.content));
+		if (hit) codes.push(hit[1] as string);
+	}
+	return codes;
+}
+
+/** Indices (among turn requests) at which a new fold code first appeared. */
+export function foldEvents(requests: readonly RecordedRequest[]): number[] {
+	const seen = new Set<string>();
+	const events: number[] = [];
+	requests.forEach((req, i) => {
+		const codes = foldedCodes(req);
+		if (codes.some((c) => !seen.has(c))) events.push(i);
+		for (const c of codes) seen.add(c);
+	});
+	return events;
+}
+
+/** Rough prompt tokens of a request (characters / 4 of its JSON messages). */
+export function promptTokens(req: RecordedRequest): number {
+	return Math.ceil(JSON.stringify(req.body.messages).length / 4);
+}
+
+/** A request's messages as JSON strings, for byte comparisons. */
+export function messageBytes(req: RecordedRequest): string[] {
+	return req.body.messages.map((m) => JSON.stringify(m));
+}
