@@ -13,8 +13,15 @@ export interface ViewBlock {
 	text: string;
 	/** Thinking carries a provider signature (Anthropic signature, OpenAI encrypted reasoning). */
 	signed?: boolean;
+	/** The signature is structured provider data (JSON), sent as-is whatever the text says. */
+	opaqueSignature?: boolean;
 	/** Thinking whose visible text was withheld by the provider. Never folded. */
 	redacted?: boolean;
+	/**
+	 * The text differs from the session entry's: another extension rewrote it earlier in Pi's chain.
+	 * Never folded, since recall could not verify it against the ledger.
+	 */
+	foreign?: boolean;
 }
 
 export interface ViewUsage {
@@ -64,8 +71,23 @@ export function blockKey(entryId: string, blockIndex: number): string {
 }
 
 /** Whether a block is of a maskable kind at all (position and freshness are checked elsewhere). */
-export function isMaskableKind(message: ViewMessage, block: ViewBlock): boolean {
-	if (message.entryId === null) return false;
+/**
+ * How thinking may be folded for the provider the request goes to. Providers reject or ignore a
+ * signed block whose text changed, each in its own way (see docs/pi-api-surface.md):
+ * - drop-signature: Anthropic-style. A block with an empty signature goes out as plain text.
+ * - keep-signature: the signature names a field or is independent of the text (OpenAI-compatible
+ *   chat completions, Google); replace the text, keep the signature. Opaque JSON signatures never fold.
+ * - unsigned-only: unknown provider; fold only thinking that carries no signature.
+ * - skip: the provider never sends thinking text back (OpenAI Responses family); folding saves nothing.
+ */
+export type ThinkingPolicy = "drop-signature" | "keep-signature" | "unsigned-only" | "skip";
+
+export function isMaskableKind(
+	message: ViewMessage,
+	block: ViewBlock,
+	thinking: ThinkingPolicy = "unsigned-only",
+): boolean {
+	if (message.entryId === null || block.foreign === true) return false;
 	if (message.role === "toolResult") {
 		if (block.kind !== "text") return false;
 		// A result carrying any non-text part (a screenshot) is never folded, so nothing is lost.
@@ -73,7 +95,11 @@ export function isMaskableKind(message: ViewMessage, block: ViewBlock): boolean 
 		return true;
 	}
 	if (message.role === "assistant") {
-		return block.kind === "thinking" && block.redacted !== true && block.text.length > 0;
+		if (block.kind !== "thinking" || block.redacted === true || block.text.length === 0) return false;
+		if (thinking === "skip") return false;
+		if (block.signed !== true) return true;
+		if (thinking === "drop-signature") return true;
+		return thinking === "keep-signature" && block.opaqueSignature !== true;
 	}
 	return false;
 }

@@ -8,6 +8,7 @@ import {
 	MESSAGE_OVERHEAD_TOKENS,
 	nonNegative,
 	promptTokensOf,
+	type ThinkingPolicy,
 	type ViewMessage,
 } from "./blocks.ts";
 import { deriveCode, type Hash, renderDigest, utf8Length } from "./digest.ts";
@@ -37,6 +38,8 @@ export interface PlanInput {
 	hash: Hash;
 	/** Appended to every new digest's header (ephemeral sessions say recall is memory-only). */
 	digestNote?: string;
+	/** How thinking may fold for the provider this request goes to. Default: unsigned-only. */
+	thinking?: ThinkingPolicy;
 }
 
 export interface UsageReading {
@@ -72,6 +75,8 @@ export function planFold(input: PlanInput): FoldPlan {
 	let lastOk = -1;
 	let lastOkAt = 0;
 	let latestCompaction = Number.NEGATIVE_INFINITY;
+	let lastUser = -1;
+	const thinking = input.thinking ?? "unsigned-only";
 
 	// One pass over message headers: frozen substitutions, token counts, response positions.
 	for (let i = 0; i < messages.length; i++) {
@@ -89,7 +94,7 @@ export function planFold(input: PlanInput): FoldPlan {
 						blockIndex: j,
 						code: masked.code,
 						text: masked.digest,
-						dropSignature: block.signed === true,
+						dropSignature: block.signed === true && thinking === "drop-signature",
 					});
 					const digestTokens = estimateTokens(masked.digest.length);
 					tokens += digestTokens;
@@ -101,6 +106,7 @@ export function planFold(input: PlanInput): FoldPlan {
 			tokens += blockTokens(block);
 		}
 		tokensPerMessage[i] = tokens;
+		if (m.role === "user") lastUser = i;
 		if (m.role === "compactionSummary") latestCompaction = Math.max(latestCompaction, m.timestamp);
 		if (m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted") {
 			lastOk = i;
@@ -116,6 +122,8 @@ export function planFold(input: PlanInput): FoldPlan {
 		index,
 		protectedFrom,
 		deliveredBefore: Math.max(lastOk, 0),
+		thinking,
+		lastUser,
 	});
 	const lastLayer = index.layers[index.layers.length - 1];
 	const cooldown = lastLayer !== undefined && responsesSince(messages, lastLayer.lastResponseAt) <= 1;
@@ -178,7 +186,7 @@ export function planFold(input: PlanInput): FoldPlan {
 			blockIndex: c.blockIndex,
 			code,
 			text: rendered.digest,
-			dropSignature: block.signed === true,
+			dropSignature: block.signed === true && thinking === "drop-signature",
 		});
 		saved += c.tokens - digestTokens;
 	}

@@ -19,6 +19,7 @@ import { type HookDeps, runContextHook } from "../../src/adapters/pi/context-hoo
 import { sha256 } from "../../src/adapters/pi/hash.ts";
 import { BranchState, CUSTOM_TYPE } from "../../src/adapters/pi/state.ts";
 import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/adapters/pi/view.ts";
+import type { ViewMessage } from "../../src/core/blocks.ts";
 import { messageTokens } from "../../src/core/blocks.ts";
 import { renderDigest, utf8Length } from "../../src/core/digest.ts";
 import type { FrozenLayer } from "../../src/core/layers.ts";
@@ -383,7 +384,10 @@ function settingsFor(): Settings {
  * Grow a session through the real hook until it holds `size` tokens, then keep going until both a
  * steady request (layers, no fold) and a fold event have been seen at or beyond that size.
  */
-function buildReplays(size: number, window: number): { steady: Replay; fold: Replay; session: SyntheticSession } {
+export function buildReplays(
+	size: number,
+	window: number,
+): { steady: Replay; fold: Replay; session: SyntheticSession } {
 	const session = new SyntheticSession(SEED);
 	const settings = settingsFor();
 	const state = new BranchState();
@@ -529,7 +533,7 @@ function chars(messages: readonly PiMessage[]): number {
 	return n;
 }
 
-function measureCell(replay: Replay, settings: Settings, warmup: number, samples: number): CellResult {
+export function measureCell(replay: Replay, settings: Settings, warmup: number, samples: number): CellResult {
 	const recorded: FrozenLayer[] = [];
 	let state = new BranchState();
 	let last: ReturnType<typeof runContextHook> | undefined;
@@ -626,14 +630,38 @@ export interface StageResult {
 	buildView: number;
 	planFold: number;
 	apply: number;
+	/** Set when this hand-made copy of the hook no longer matches runContextHook: the row is not valid. */
+	stale?: string;
 	/** Fold cells: the commit work inside planFold, timed on the layer's blocks (p50 ms, all blocks). */
 	commit?: { blocks: number; renderDigest: number; findRiskLines: number; sha256: number; utf8Length: number };
 }
 
-/** Where the time goes: the hook's stages timed one by one (same calls, same order as runContextHook). */
+type RawLookup = (entryId: string) => PiMessage | undefined;
+/**
+ * buildView as the hook calls it. Newer trees pass the session's own messages as a third argument
+ * (BranchState.rawMessage); older ones take two. Typed loosely so the breakdown compiles against both.
+ */
+const buildViewAs = buildView as (
+	messages: readonly PiMessage[],
+	lookup: (m: PiMessage) => string | null,
+	raw?: RawLookup,
+) => ViewMessage[];
+
+function rawLookupOf(state: BranchState): RawLookup | undefined {
+	const f = (state as unknown as { rawMessage?: RawLookup }).rawMessage;
+	return typeof f === "function" ? (id) => f.call(state, id) : undefined;
+}
+
+/**
+ * Where the time goes: the hook's stages timed one by one. This mirrors runContextHook by hand, so
+ * it is checked against the real hook (same plan, same outgoing bytes); a mismatch marks the row
+ * stale instead of reporting numbers for a different code path.
+ */
 function measureStages(replay: Replay, settings: Settings, samples: number): StageResult {
 	const times = { sync: [] as number[], buildView: [] as number[], planFold: [] as number[], apply: [] as number[] };
 	let layer: FrozenLayer | null = null;
+	let outgoing = "";
+	let applied = 0;
 	for (let i = 0; i < samples + 3; i++) {
 		const state = new BranchState();
 		state.sync(replay.prefix);
@@ -641,7 +669,7 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 		const t0 = performance.now();
 		state.sync(replay.branch);
 		const t1 = performance.now();
-		const view = buildView(messages, (m) => state.lookup(m));
+		const view = buildViewAs(messages, (m) => state.lookup(m), rawLookupOf(state));
 		const t2 = performance.now();
 		const plan = planFold({
 			messages: view,
@@ -655,15 +683,30 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 		const t3 = performance.now();
 		applySubstitutions(messages, plan.substitutions);
 		const t4 = performance.now();
-		if ((plan.layer !== null) !== (replay.kind === "fold"))
-			throw new Error(`stages ${replay.kind} ${replay.size}: wrong plan`);
 		layer = plan.layer;
+		applied = plan.substitutions.length;
+		if (i === 0) outgoing = JSON.stringify(messages);
 		if (i < 3) continue;
 		times.sync.push(t1 - t0);
 		times.buildView.push(t2 - t1);
 		times.planFold.push(t3 - t2);
 		times.apply.push(t4 - t3);
 	}
+	// The real hook on the same request, for the equivalence check.
+	const state = new BranchState();
+	state.sync(replay.prefix);
+	const messages = structuredClone(replay.messages) as PiMessage[];
+	const real = runContextHook(messages, {
+		state,
+		settings,
+		getBranch: () => replay.branch,
+		contextWindow: () => replay.window,
+		persist: () => {},
+	});
+	let stale: string | undefined;
+	if ((real.plan.layer !== null) !== (layer !== null)) stale = "fold decision differs from runContextHook";
+	else if (real.applied !== applied) stale = `applies ${applied} substitutions, runContextHook ${real.applied}`;
+	else if (JSON.stringify(messages) !== outgoing) stale = "outgoing messages differ from runContextHook";
 	const result: StageResult = {
 		kind: replay.kind,
 		size: replay.size,
@@ -672,6 +715,7 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 		buildView: dist(times.buildView).p50,
 		planFold: dist(times.planFold).p50,
 		apply: dist(times.apply).p50,
+		...(stale !== undefined && { stale }),
 	};
 	if (layer !== null) {
 		// The layer's blocks, found again in the original messages (by entry id and block index).
@@ -865,6 +909,10 @@ export function renderHookReport(r: HookBenchResult): string {
 			]),
 		),
 	);
+	for (const st of r.stages) {
+		if (st.stale !== undefined)
+			out.push(`STALE ${st.kind} ${k(st.size)}: ${st.stale}; update measureStages to match runContextHook.`);
+	}
 	return out.join("\n");
 }
 

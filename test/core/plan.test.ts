@@ -163,13 +163,67 @@ describe("planFold edge cases", () => {
 		expect(r0?.digest.startsWith(`{#${r0?.code} FOLDED} bash \`make test\``)).toBe(true);
 	});
 
-	test("signed thinking drops its signature; redacted thinking never folds", () => {
-		const msgs = session();
+	test.each([
+		["drop-signature", true, true],
+		["keep-signature", true, false],
+		["unsigned-only", false, false],
+		["skip", false, false],
+	] as const)("signed thinking under %s: folds=%p, drops signature=%p", (thinking, folds, drops) => {
+		const msgs = [
+			...session(),
+			user("u1", "next", T0 + 7),
+			assistantCall("a3", T0 + 8, { input: 10_000, cacheRead: 500, cacheWrite: 0, output: 1 }),
+		];
 		const a0 = msgs[1] as ViewMessage;
 		(a0.blocks[0] as { signed?: boolean }).signed = true;
-		const plan = planFold({ messages: msgs, index: emptyIndex(), settings, window, everCacheRead: true, hash: sha256 });
-		expect(plan.substitutions.find((s) => s.messageIndex === 1)?.dropSignature).toBe(true);
-		(a0.blocks[0] as { redacted?: boolean }).redacted = true;
+		const plan = planFold({
+			messages: msgs,
+			index: emptyIndex(),
+			settings,
+			window,
+			everCacheRead: true,
+			hash: sha256,
+			thinking,
+		});
+		const sub = plan.substitutions.find((s) => s.messageIndex === 1);
+		expect(sub !== undefined).toBe(folds);
+		if (sub) expect(sub.dropSignature).toBe(drops);
+	});
+
+	test("opaque (JSON) signatures never fold under keep-signature", () => {
+		const msgs = [
+			...session(),
+			user("u1", "next", T0 + 7),
+			assistantCall("a3", T0 + 8, { input: 10_000, cacheRead: 500, cacheWrite: 0, output: 1 }),
+		];
+		Object.assign((msgs[1] as ViewMessage).blocks[0] as object, { signed: true, opaqueSignature: true });
+		const plan = planFold({
+			messages: msgs,
+			index: emptyIndex(),
+			settings,
+			window,
+			everCacheRead: true,
+			hash: sha256,
+			thinking: "keep-signature",
+		});
+		expect(plan.substitutions.some((s) => s.messageIndex === 1)).toBe(false);
+	});
+
+	test("signed thinking in the tool loop still running (after the last user message) never folds", () => {
+		const msgs = session();
+		((msgs[1] as ViewMessage).blocks[0] as { signed?: boolean }).signed = true;
+		const plan = planFold({
+			messages: msgs,
+			index: emptyIndex(),
+			settings,
+			window,
+			everCacheRead: true,
+			hash: sha256,
+			thinking: "drop-signature",
+		});
+		expect(plan.substitutions.some((s) => s.messageIndex === 1)).toBe(false);
+		// Unsigned thinking in the same place may fold.
+		((msgs[1] as ViewMessage).blocks[0] as { signed?: boolean }).signed = false;
 		const plan2 = planFold({
 			messages: msgs,
 			index: emptyIndex(),
@@ -177,8 +231,17 @@ describe("planFold edge cases", () => {
 			window,
 			everCacheRead: true,
 			hash: sha256,
+			thinking: "drop-signature",
 		});
-		expect(plan2.substitutions.some((s) => s.messageIndex === 1)).toBe(false);
+		expect(plan2.substitutions.some((s) => s.messageIndex === 1)).toBe(true);
+	});
+
+	test("redacted thinking and text rewritten by another extension never fold", () => {
+		const msgs = session();
+		((msgs[1] as ViewMessage).blocks[0] as { redacted?: boolean }).redacted = true;
+		((msgs[2] as ViewMessage).blocks[0] as { foreign?: boolean }).foreign = true;
+		const plan = planFold({ messages: msgs, index: emptyIndex(), settings, window, everCacheRead: true, hash: sha256 });
+		expect(plan.substitutions).toEqual([]);
 	});
 
 	test("a result carrying an image is never folded", () => {

@@ -10,6 +10,7 @@ import type { MemoryOriginals } from "../../store/originals.ts";
 import { applySubstitutions } from "./apply.ts";
 import { sha256 } from "./hash.ts";
 import type { BranchState } from "./state.ts";
+import { thinkingPolicyFor } from "./thinking.ts";
 import { buildView, type PiEntry, type PiMessage } from "./view.ts";
 
 export interface HookDeps {
@@ -17,6 +18,8 @@ export interface HookDeps {
 	settings: Settings;
 	getBranch(): readonly PiEntry[];
 	contextWindow(): number | undefined;
+	/** API of the model this request goes to (decides how thinking may fold). */
+	modelApi?(): string | undefined;
 	/** Persist a fold record; throws when the session cannot take it. */
 	persist(record: NonNullable<FoldPlan["layer"]>): void;
 	/** Test seam: make a named stage fail on purpose. */
@@ -42,7 +45,11 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 	const started = performance.now();
 	deps.state.sync(deps.getBranch());
 	if (deps.fault === "context") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=context)");
-	const view = buildView(messages, (m) => deps.state.lookup(m));
+	const view = buildView(
+		messages,
+		(m) => deps.state.lookup(m),
+		(id) => deps.state.rawMessage(id),
+	);
 	const plan = planFold({
 		messages: view,
 		index: deps.state.index,
@@ -50,6 +57,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		window: deps.contextWindow(),
 		everCacheRead: deps.state.everCacheRead,
 		hash: sha256,
+		thinking: thinkingPolicyFor(deps.modelApi?.()),
 		...(deps.memory !== undefined && { digestNote: MEMORY_NOTE }),
 	});
 	let substitutions = plan.substitutions;

@@ -155,6 +155,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 				settings: resolved.settings,
 				getBranch: () => ctx.sessionManager.getBranch() as unknown as PiEntry[],
 				contextWindow: () => ctx.model?.contextWindow,
+				modelApi: () => ctx.model?.api,
 				persist: (layer: FrozenLayer) => pi.appendEntry(CUSTOM_TYPE, layer),
 				fault,
 				dumpPath,

@@ -4,7 +4,7 @@
  * on another, and a resumed session rebuilds exactly the state it had.
  */
 import { addRecord, emptyIndex, type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
-import { messageKey, type PiEntry } from "./view.ts";
+import { messageKey, type PiEntry, type PiMessage } from "./view.ts";
 
 /** customType of every entry context-fold appends. */
 export const CUSTOM_TYPE = "context-fold";
@@ -26,6 +26,8 @@ export class BranchState {
 	/** Records on the branch that failed validation (hand-edited or from a newer version). */
 	invalidRecords = 0;
 	private readonly byKey = new Map<string, string | null>();
+	/** Pi's own message objects by entry id (references, never copies), to spot foreign rewrites. */
+	private readonly raw = new Map<string, PiMessage>();
 	private lastId: string | undefined;
 	private length = 0;
 	private seqs = new Set<number>();
@@ -52,6 +54,11 @@ export class BranchState {
 		return this.byKey.get(messageKey(message)) ?? null;
 	}
 
+	/** The session's own copy of a message, to compare against what arrives in the hook. */
+	rawMessage(entryId: string): PiMessage | undefined {
+		return this.raw.get(entryId);
+	}
+
 	cacheAvg(): number | null {
 		return this.totals.prompt > 0 ? this.totals.cacheRead / this.totals.prompt : null;
 	}
@@ -62,6 +69,7 @@ export class BranchState {
 		this.totals = { responses: 0, prompt: 0, cacheRead: 0, cacheWrite: 0 };
 		this.invalidRecords = 0;
 		this.byKey.clear();
+		this.raw.clear();
 		this.seqs = new Set();
 		this.length = 0;
 		this.lastId = undefined;
@@ -71,6 +79,7 @@ export class BranchState {
 		if (entry.type === "message" && entry.message !== undefined) {
 			const key = messageKey(entry.message);
 			this.byKey.set(key, this.byKey.has(key) ? null : entry.id);
+			this.raw.set(entry.id, entry.message);
 			if (entry.message.role === "assistant") this.countUsage(entry.message.usage);
 			return;
 		}

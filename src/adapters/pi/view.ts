@@ -80,6 +80,8 @@ function toBlocks(content: PiMessage["content"]): ViewBlock[] {
 					kind: "thinking",
 					text: typeof part.thinking === "string" ? part.thinking : "",
 					...(typeof part.thinkingSignature === "string" && part.thinkingSignature.length > 0 && { signed: true }),
+					...(typeof part.thinkingSignature === "string" &&
+						/^\s*[[{]/.test(part.thinkingSignature) && { opaqueSignature: true }),
 					...(part.redacted === true && { redacted: true }),
 				});
 				break;
@@ -115,7 +117,11 @@ function extraText(m: PiMessage): string {
 }
 
 /** Build the core view of an outgoing message list. */
-export function buildView(messages: readonly PiMessage[], lookup: (m: PiMessage) => string | null): ViewMessage[] {
+export function buildView(
+	messages: readonly PiMessage[],
+	lookup: (m: PiMessage) => string | null,
+	raw: (entryId: string) => PiMessage | undefined = () => undefined,
+): ViewMessage[] {
 	const calls = new Map<string, string | undefined>();
 	const view: ViewMessage[] = new Array(messages.length);
 	for (let i = 0; i < messages.length; i++) {
@@ -156,9 +162,22 @@ export function buildView(messages: readonly PiMessage[], lookup: (m: PiMessage)
 			}
 			if (typeof m.stopReason === "string") v.stopReason = m.stopReason;
 		}
+		if (v.entryId !== null && (m.role === "toolResult" || m.role === "assistant")) markForeign(blocks, raw(v.entryId));
 		view[i] = v;
 	}
 	return view;
+}
+
+/** Flag maskable blocks whose text no longer equals the session entry's (rewritten upstream). */
+function markForeign(blocks: ViewBlock[], original: PiMessage | undefined): void {
+	const content = original?.content;
+	for (let j = 0; j < blocks.length; j++) {
+		const b = blocks[j] as ViewBlock;
+		if (b.kind !== "text" && b.kind !== "thinking") continue;
+		const part = Array.isArray(content) ? content[j] : undefined;
+		const text = b.kind === "text" ? part?.text : part?.thinking;
+		if (typeof text !== "string" || text !== b.text) b.foreign = true;
+	}
 }
 
 function num(v: unknown): number {

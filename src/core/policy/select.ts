@@ -3,7 +3,7 @@
  * model in full at least once, not folded before, not pinned by an unfold, and large enough that a
  * digest actually saves something.
  */
-import { blockKey, blockTokens, isMaskableKind, type ViewMessage } from "../blocks.ts";
+import { blockKey, blockTokens, isMaskableKind, type ThinkingPolicy, type ViewMessage } from "../blocks.ts";
 import type { MaskIndex } from "../layers.ts";
 
 /** Blocks smaller than this never fold: their digest would save too little to pay for a rewrite. */
@@ -24,6 +24,12 @@ export interface SelectInput {
 	protectedFrom: number;
 	/** Index of the newest successful assistant response; blocks before it have been delivered. */
 	deliveredBefore: number;
+	thinking: ThinkingPolicy;
+	/**
+	 * Index of the newest user message. Signed thinking after it belongs to the tool loop still
+	 * running, which providers require intact, so it never folds.
+	 */
+	lastUser: number;
 }
 
 export function selectCandidates(input: SelectInput): { candidates: Candidate[]; mass: number } {
@@ -36,7 +42,8 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 		if (message.role !== "toolResult" && message.role !== "assistant") continue;
 		for (let j = 0; j < message.blocks.length; j++) {
 			const block = message.blocks[j];
-			if (block === undefined || !isMaskableKind(message, block)) continue;
+			if (block === undefined || !isMaskableKind(message, block, input.thinking)) continue;
+			if (block.signed === true && i > input.lastUser) continue;
 			const key = blockKey(message.entryId, j);
 			if (input.index.byKey.has(key) || input.index.pinned.has(key)) continue;
 			const tokens = blockTokens(block);
