@@ -41,10 +41,12 @@ export const DEFAULT_WINDOW = 200_000;
 export const WINDOW_BY_SIZE: Readonly<Record<number, number>> = { 50000: 100_000, 100000: 200_000, 200000: 200_000 };
 /** System prompt plus tool schemas, as the provider counts them in every reported prompt. */
 export const SYSTEM_TOKENS = 6_000;
-export const STEADY_WARMUP = 60;
-export const STEADY_SAMPLES = 300;
+export const STEADY_WARMUP = 100;
+export const STEADY_SAMPLES = 1_000;
 export const FOLD_WARMUP = 6;
-export const FOLD_SAMPLES = 40;
+export const FOLD_SAMPLES = 100;
+/** Second pass with a full GC before every sample: how much of the tail is garbage collection. */
+export const QUIESCED_SAMPLES = { steady: 200, fold: 30 } as const;
 export const STAGE_SAMPLES = { steady: 120, fold: 20 } as const;
 /** Target: a steady request's hook cost at 200k tokens, p99. */
 export const TARGET_P99_MS = 2;
@@ -227,12 +229,15 @@ class SyntheticSession {
 	/** Estimated tokens of every message as recorded, before any folding. */
 	rawTokens = 0;
 	private readonly rand: Rand;
+	/** Entry ids draw from their own stream, so content never depends on when folds happened. */
+	private readonly idRand: Rand;
 	private readonly ids = new Set<string>();
 	private clock = T0;
 	private turn = 0;
 
 	constructor(seed: number) {
 		this.rand = mulberry32(seed);
+		this.idRand = mulberry32(seed ^ 0x1d5eed);
 		this.push({ type: "model_change", provider: "anthropic", modelId: "claude-sonnet-4-5" });
 		this.push({ type: "thinking_level_change", thinkingLevel: "medium" });
 		this.pushMessage({
@@ -329,7 +334,7 @@ class SyntheticSession {
 	private push(fields: Omit<PiEntry, "id" | "parentId" | "timestamp">): void {
 		let id = "";
 		do
-			id = Math.floor(this.rand() * 0xffffffff)
+			id = Math.floor(this.idRand() * 0xffffffff)
 				.toString(16)
 				.padStart(8, "0");
 		while (this.ids.has(id));
@@ -516,6 +521,8 @@ export interface CellResult {
 	layer?: { blocks: number; tokens: number; reason: string };
 	/** ms, the hook alone (sync, view, plan, persist, apply). */
 	hook: Dist;
+	/** ms, the hook alone with a full GC forced before each sample (separate pass; not the target metric). */
+	hookQuiesced: Dist;
 	/** ms, structuredClone of the outgoing messages: Pi pays it with or without the extension. */
 	clone: Dist;
 	/** ms, the pass-through handler alone. */
@@ -610,6 +617,11 @@ export function measureCell(replay: Replay, settings: Settings, warmup: number, 
 				},
 			}),
 		hook: dist(hookRuns.map((s) => s.handler)),
+		hookQuiesced: measureQuiesced(
+			replay,
+			settings,
+			replay.kind === "fold" ? QUIESCED_SAMPLES.fold : QUIESCED_SAMPLES.steady,
+		),
 		clone: dist([...hookRuns, ...passRuns].map((s) => s.clone)),
 		passThrough: dist(passRuns.map((s) => s.handler)),
 		requestWithHook: dist(hookRuns.map((s) => s.clone + s.handler)),
@@ -619,6 +631,29 @@ export function measureCell(replay: Replay, settings: Settings, warmup: number, 
 			p99: dist(hookRuns.map((s) => s.clone + s.handler)).p99 / dist(passRuns.map((s) => s.clone + s.handler)).p99,
 		},
 	};
+}
+
+/** The hook alone, with a full collection before each sample so no GC falls inside the timing. */
+function measureQuiesced(replay: Replay, settings: Settings, samples: number): Dist {
+	const times: number[] = [];
+	for (let i = 0; i < samples; i++) {
+		const state = new BranchState();
+		state.sync(replay.prefix);
+		const messages = structuredClone(replay.messages) as PiMessage[];
+		Bun.gc(true);
+		const t0 = performance.now();
+		const outcome = runContextHook(messages, {
+			state,
+			settings,
+			getBranch: () => replay.branch,
+			contextWindow: () => replay.window,
+			persist: () => {},
+		});
+		times.push(performance.now() - t0);
+		if ((outcome.plan.layer !== null) !== (replay.kind === "fold"))
+			throw new Error(`${replay.kind} ${replay.size}: quiesced sample ${i} has the wrong fold decision`);
+	}
+	return dist(times);
 }
 
 export interface StageResult {
@@ -785,6 +820,8 @@ export interface HookBenchResult {
 		clone: number;
 		messages: number;
 		chars: number;
+		/** Steady hook p50 per outgoing message, microseconds, at 50k and at 200k. */
+		perMessageUs: { small: number; big: number };
 	};
 	target: { metric: string; size: number; limitMs: number; valueMs: number; pass: boolean };
 	foldAtTarget: { metric: string; valueMs: number; pass: boolean };
@@ -800,6 +837,8 @@ const DEFINITIONS = {
 	steady:
 		"layers already committed and re-applied, one new assistant message and tool result since the previous request, no fold event",
 	fold: "the request on which the ladder commits a new layer (asserted on every sample)",
+	hookQuiesced:
+		"hook alone in a separate pass with Bun.gc(true) before each sample: the tail without collector pauses; not the target metric",
 };
 
 function ms(n: number): string {
@@ -851,10 +890,22 @@ export function renderHookReport(r: HookBenchResult): string {
 		),
 	);
 	out.push("");
-	out.push("Per request, ms (hook = runContextHook alone; x pass = (clone + hook) / (clone + pass-through)):");
+	out.push("Per request, ms (hook = runContextHook alone; x pass = (clone + hook) / (clone + pass-through);");
+	out.push("p99 no-GC = hook p99 in a separate pass with a full GC forced before each sample, for reading the tail):");
 	out.push(
 		table(
-			["cell", "n", "hook p50", "hook p99", "clone p50", "clone p99", "pass p50", "x pass p50", "x pass p99"],
+			[
+				"cell",
+				"n",
+				"hook p50",
+				"hook p99",
+				"clone p50",
+				"clone p99",
+				"pass p50",
+				"x pass p50",
+				"x pass p99",
+				"p99 no-GC",
+			],
 			r.cells.map((c) => [
 				`${c.kind} ${k(c.size)}`,
 				String(c.samples),
@@ -865,6 +916,7 @@ export function renderHookReport(r: HookBenchResult): string {
 				ms(c.passThrough.p50),
 				`${c.ratio.p50.toFixed(2)}x`,
 				`${c.ratio.p99.toFixed(2)}x`,
+				ms(c.hookQuiesced.p99),
 			]),
 		),
 	);
@@ -872,6 +924,9 @@ export function renderHookReport(r: HookBenchResult): string {
 	const s = r.scaling;
 	out.push(
 		`Steady 200k / 50k: hook p50 x${s.hookP50.toFixed(2)}, p99 x${s.hookP99.toFixed(2)}; for scale: messages x${s.messages.toFixed(2)}, chars x${s.chars.toFixed(2)}, structuredClone p50 x${s.clone.toFixed(2)}.`,
+	);
+	out.push(
+		`Per outgoing message: ${s.perMessageUs.small.toFixed(2)} us at 50k, ${s.perMessageUs.big.toFixed(2)} us at 200k (the header scan; sync and apply only touch new entries and masked blocks).`,
 	);
 	out.push(
 		`Target: ${r.target.metric} < ${r.target.limitMs} ms: ${ms(r.target.valueMs)} ms  ${r.target.pass ? "PASS" : "MISS"}`,
@@ -960,6 +1015,10 @@ export function runHookBench(log: (line: string) => void = console.log): HookBen
 			clone: big.clone.p50 / small.clone.p50,
 			messages: big.session.messages / small.session.messages,
 			chars: big.session.chars / small.session.chars,
+			perMessageUs: {
+				small: (small.hook.p50 * 1000) / small.session.messages,
+				big: (big.hook.p50 * 1000) / big.session.messages,
+			},
 		},
 		target: {
 			metric: `steady hook p99 at ${k(TARGET_SIZE)}`,

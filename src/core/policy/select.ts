@@ -26,8 +26,8 @@ export interface SelectInput {
 	deliveredBefore: number;
 	thinking: ThinkingPolicy;
 	/**
-	 * Index of the newest user message. Signed thinking after it belongs to the tool loop still
-	 * running, which providers require intact, so it never folds.
+	 * Index of the newest user message. Under drop-signature (Anthropic-style), signed thinking after
+	 * it belongs to the tool loop still running, which the provider requires intact: it never folds.
 	 */
 	lastUser: number;
 }
@@ -43,7 +43,7 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 		for (let j = 0; j < message.blocks.length; j++) {
 			const block = message.blocks[j];
 			if (block === undefined || !isMaskableKind(message, block, input.thinking)) continue;
-			if (block.signed === true && i > input.lastUser) continue;
+			if (block.signed === true && input.thinking === "drop-signature" && i > input.lastUser) continue;
 			const key = blockKey(message.entryId, j);
 			if (input.index.byKey.has(key) || input.index.pinned.has(key)) continue;
 			const tokens = blockTokens(block);

@@ -48,7 +48,11 @@ function readBody(req: IncomingMessage): Promise<string> {
 function outputChars(reply: Reply): number {
 	if (reply.kind === "text") return reply.text.length + (reply.reasoning?.length ?? 0);
 	if (reply.kind === "toolCalls")
-		return (reply.text?.length ?? 0) + reply.calls.reduce((n, c) => n + c.name.length + argsJson(c.args).length, 0);
+		return (
+			(reply.text?.length ?? 0) +
+			(reply.reasoning?.length ?? 0) +
+			reply.calls.reduce((n, c) => n + c.name.length + argsJson(c.args).length, 0)
+		);
 	return 0;
 }
 
@@ -94,7 +98,7 @@ function writeStream(
 	const delta = (d: Record<string, unknown>) => send([{ index: 0, delta: d, finish_reason: null }]);
 	res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
 	delta({ role: "assistant", content: "" });
-	if (reply.kind === "text" && reply.reasoning) {
+	if ((reply.kind === "text" || reply.kind === "toolCalls") && reply.reasoning) {
 		for (const part of splitText(reply.reasoning, chunkChars)) delta({ reasoning_content: part });
 	}
 	for (const part of splitText(reply.text ?? "", chunkChars)) delta({ content: part });

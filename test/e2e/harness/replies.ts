@@ -35,6 +35,8 @@ export interface ToolCallsReply extends ReplyBase {
 	calls: ToolCallSpec[];
 	/** Optional text streamed before the tool calls. */
 	text?: string;
+	/** Streamed as `reasoning_content` first (only meaningful for reasoning models). */
+	reasoning?: string;
 }
 
 export interface ErrorReply extends ReplyBase {
