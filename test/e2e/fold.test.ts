@@ -291,6 +291,34 @@ forEachPiVersion((version) => {
 		);
 
 		test(
+			"bad settings warn once, naming the variable, and the default applies; debug and dump seams work",
+			async () => {
+				const dump = "dump.json";
+				const s = await scenario({
+					fake: { script: chain("w", 12, 2500) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+					env: { CONTEXTFOLD_FOLD_AT: "abc", CONTEXTFOLD_TAIL: "-1", CONTEXTFOLD_DEBUG: "1" },
+				});
+				const dumpPath = `${s.sandbox.root}/${dump}`;
+				const r = expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "run", extensions: [bundle], env: { CONTEXTFOLD_DUMP: dumpPath } }),
+				);
+				const lines = r.stderr.split("\n");
+				expect(lines.filter((l) => l.includes("CONTEXTFOLD_FOLD_AT=abc is invalid"))).toHaveLength(1);
+				expect(lines.filter((l) => l.includes("CONTEXTFOLD_TAIL=-1 is invalid"))).toHaveLength(1);
+				expect(lines.find((l) => l.includes("CONTEXTFOLD_FOLD_AT"))).toContain(`Using ${DEFAULT_SETTINGS.foldAt}`);
+				expect(lines.filter((l) => l.startsWith("[context-fold] req="))).toHaveLength(13);
+				expect(firstRecord(s).usageBefore).toBeGreaterThanOrEqual(DEFAULT_SETTINGS.foldAt * 40_000);
+				const { readFileSync, statSync } = await import("node:fs");
+				const view = JSON.parse(readFileSync(dumpPath, "utf8")) as Array<{ role: string; content: unknown }>;
+				expect(view.filter((m) => m.role === "toolResult").some((m) => JSON.stringify(m.content).includes("FOLDED}"))).toBe(true);
+				expect(statSync(dumpPath).mode & 0o777).toBe(0o600);
+			},
+			TIMEOUT,
+		);
+
+		test(
 			"a fault injected into the hook costs no turn: the run completes unfolded with one clear report",
 			async () => {
 				const s = await scenario({
