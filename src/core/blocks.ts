@@ -3,6 +3,7 @@
  * shape; the core never sees Pi types. Only two kinds of block can ever be masked: the text parts of
  * a tool result, and assistant thinking.
  */
+import type { DigestFacts } from "./digest.ts";
 import { estimateTokens, IMAGE_TOKEN_ESTIMATE } from "./tokens.ts";
 
 export type BlockKind = "text" | "thinking" | "image" | "toolCall" | "other";
@@ -22,6 +23,8 @@ export interface ViewBlock {
 	 * Never folded, since recall could not verify it against the ledger.
 	 */
 	foreign?: boolean;
+	/** Digest facts computed when the block was new (an optional cache; the core computes them if absent). */
+	facts?: DigestFacts;
 }
 
 export interface ViewUsage {

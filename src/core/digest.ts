@@ -3,7 +3,7 @@
  * always render the same bytes. Risk lines are kept verbatim within a documented cap, and the cap's
  * overflow is always marked.
  */
-import { findRiskLines, splitLines } from "./lexicon.ts";
+import { findRiskLines } from "./lexicon.ts";
 import { groupDigits } from "./tokens.ts";
 
 /** Lowercase hex sha256 of the UTF-8 bytes of a string. Injected: the core does no crypto itself. */
@@ -45,6 +45,8 @@ export interface DigestInput {
 	text: string;
 	/** Appended to the header, e.g. where recall is served from in an ephemeral session. */
 	note?: string;
+	/** Precomputed facts of `text` (see digestFacts); computed here when absent. */
+	facts?: DigestFacts;
 }
 
 export interface DigestResult {
@@ -54,30 +56,74 @@ export interface DigestResult {
 	riskLinesKept: number;
 }
 
+/**
+ * What a digest says about its text, independent of the code it gets: line count, first non-empty
+ * line, and the risk lines kept within the cap. The adapter computes these once, when a result is
+ * new, so a fold event does not rescan every block it masks.
+ */
+export interface DigestFacts {
+	chars: number;
+	lines: number;
+	first: string | null;
+	/** Rendered risk lines (`! L12: …`), within RISK_LINE_CAP and the block's share budget. */
+	risk: string[];
+	/** All risk lines in the text, kept or not. */
+	riskTotal: number;
+}
+
+export function digestFacts(text: string): DigestFacts {
+	const risks = findRiskLines(text);
+	const shareBudget = Math.floor(text.length * RISK_SHARE_OF_BLOCK);
+	const risk: string[] = [];
+	let used = 0;
+	for (const r of risks) {
+		if (risk.length >= RISK_LINE_CAP) break;
+		const rendered = `! L${r.line}: ${clip(r.text, RISK_LINE_MAX_CHARS)}`;
+		if (risk.length > 0 && used + rendered.length > shareBudget) break;
+		risk.push(rendered);
+		used += rendered.length;
+	}
+	return { chars: text.length, lines: countLines(text), first: firstNonEmptyLine(text), risk, riskTotal: risks.length };
+}
+
 export function renderDigest(input: DigestInput): DigestResult {
-	const lines = splitLines(input.text);
+	const facts =
+		input.facts !== undefined && input.facts.chars === input.text.length ? input.facts : digestFacts(input.text);
 	const label = input.kind === "thinking" ? "thinking" : (input.toolName ?? "tool");
 	const call = input.callSummary ? ` ${quoteCall(input.callSummary)}` : "";
-	const header = `${foldMarker(input.code)} ${label}${call} · ${groupDigits(input.text.length)} chars, ${groupDigits(lines.length)} lines${input.note ? ` · ${input.note}` : ""}`;
+	const header = `${foldMarker(input.code)} ${label}${call} · ${groupDigits(input.text.length)} chars, ${groupDigits(facts.lines)} lines${input.note ? ` · ${input.note}` : ""}`;
 	const out = [header];
-
-	const first = lines.find((l) => l.trim().length > 0);
-	if (first !== undefined) out.push(`> ${clip(first.trim(), FIRST_LINE_MAX_CHARS)}`);
-
-	const risks = findRiskLines(input.text);
-	const shareBudget = Math.floor(input.text.length * RISK_SHARE_OF_BLOCK);
-	let used = 0;
-	let kept = 0;
-	for (const risk of risks) {
-		if (kept >= RISK_LINE_CAP) break;
-		const rendered = `! L${risk.line}: ${clip(risk.text, RISK_LINE_MAX_CHARS)}`;
-		if (kept > 0 && used + rendered.length > shareBudget) break;
-		out.push(rendered);
-		used += rendered.length;
-		kept++;
+	if (facts.first !== null) out.push(`> ${clip(facts.first, FIRST_LINE_MAX_CHARS)}`);
+	out.push(...facts.risk);
+	if (facts.riskTotal > facts.risk.length) {
+		out.push(`! +${facts.riskTotal - facts.risk.length} more risk lines (recall_folded ${input.code} grep=…)`);
 	}
-	if (risks.length > kept) out.push(`! +${risks.length - kept} more risk lines (recall_folded ${input.code} grep=…)`);
-	return { digest: out.join("\n"), lines: lines.length, riskLines: risks.length, riskLinesKept: kept };
+	return { digest: out.join("\n"), lines: facts.lines, riskLines: facts.riskTotal, riskLinesKept: facts.risk.length };
+}
+
+/** Lines as splitLines counts them: LF-separated, a trailing newline does not start a line. */
+export function countLines(text: string): number {
+	if (text.length === 0) return 0;
+	let n = 1;
+	let i = text.indexOf("\n");
+	while (i >= 0) {
+		if (i < text.length - 1) n++;
+		i = text.indexOf("\n", i + 1);
+	}
+	return n;
+}
+
+/** The first line with non-blank content, trimmed (CR dropped), without splitting the whole text. */
+function firstNonEmptyLine(text: string): string | null {
+	let start = 0;
+	while (start < text.length) {
+		let end = text.indexOf("\n", start);
+		if (end < 0) end = text.length;
+		const line = text.slice(start, end).trim();
+		if (line.length > 0) return line;
+		start = end + 1;
+	}
+	return null;
 }
 
 function quoteCall(summary: string): string {

@@ -40,6 +40,11 @@ export interface PlanInput {
 	digestNote?: string;
 	/** How thinking may fold for the provider this request goes to. Default: unsigned-only. */
 	thinking?: ThinkingPolicy;
+	/**
+	 * Final check before a block is committed to a layer: its text is exactly the ledger's, so recall
+	 * can verify it later. Injected by the adapter; absent means every candidate passes.
+	 */
+	verify?: (entryId: string, blockIndex: number, text: string) => boolean;
 }
 
 export interface UsageReading {
@@ -151,6 +156,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		const m = messages[c.messageIndex] as ViewMessage;
 		const block = m.blocks[c.blockIndex];
 		if (block === undefined || m.entryId === null) continue;
+		if (input.verify !== undefined && !input.verify(m.entryId, c.blockIndex, block.text)) continue;
 		const kind = m.role === "toolResult" ? "toolResult" : "thinking";
 		const code = deriveCode(input.hash, m.entryId, c.blockIndex, taken);
 		const rendered = renderDigest({
@@ -160,6 +166,7 @@ export function planFold(input: PlanInput): FoldPlan {
 			...(m.toolName !== undefined && { toolName: m.toolName }),
 			...(m.callSummary !== undefined && { callSummary: m.callSummary }),
 			...(input.digestNote !== undefined && { note: input.digestNote }),
+			...(block.facts !== undefined && { facts: block.facts }),
 		});
 		const digestTokens = estimateTokens(rendered.digest.length);
 		if (digestTokens >= c.tokens) continue;

@@ -379,6 +379,29 @@ export interface Replay {
 	point: RequestPoint;
 	/** Layers committed on the branch before this request. */
 	layersBefore: number;
+	/** The messages of the previous request, which warmed the hook's per-block caches. */
+	previousMessages: PiMessage[];
+}
+
+/**
+ * The state the hook holds when this request arrives: synced to the previous request's branch, with
+ * the per-block caches that building the previous request's view filled (as in a live session).
+ */
+function warmState(replay: Replay): BranchState {
+	const state = new BranchState();
+	state.sync(replay.prefix);
+	buildView(
+		structuredClone(replay.previousMessages),
+		(m) => state.lookup(m),
+		{
+			raw: (id) => state.rawMessage(id),
+			verified: state.verified,
+			facts: state.facts,
+			masked: state.index.byKey,
+		},
+		state.views,
+	);
+	return state;
 }
 
 function settingsFor(): Settings {
@@ -449,6 +472,9 @@ export function buildReplays(size: number, window: number): { steady: Replay; fo
 			messages: branch.flatMap((e) => (e.type === "message" && e.message !== undefined ? [e.message] : [])),
 			point,
 			layersBefore: previous.layers,
+			previousMessages: session.branch
+				.slice(0, previous.branchLength)
+				.flatMap((e) => (e.type === "message" && e.message !== undefined ? [e.message] : [])),
 		};
 	};
 	return { steady: replay("steady", steadyAt), fold: replay("fold", foldAt) };
@@ -560,8 +586,7 @@ export function measureCell(replay: Replay, settings: Settings, warmup: number, 
 	const passRuns: Sample[] = [];
 	for (let i = 0; i < warmup + samples; i++) {
 		// Fresh state synced to the previous request, outside the timing: each sample is the same request.
-		state = new BranchState();
-		state.sync(replay.prefix);
+		state = warmState(replay);
 		if (state.index.layers.length !== replay.layersBefore)
 			throw new Error(`${replay.kind} ${replay.size}: state rebuilt ${state.index.layers.length} layers`);
 		last = undefined;
@@ -634,8 +659,7 @@ export function measureCell(replay: Replay, settings: Settings, warmup: number, 
 function measureQuiesced(replay: Replay, settings: Settings, samples: number): Dist {
 	const times: number[] = [];
 	for (let i = 0; i < samples; i++) {
-		const state = new BranchState();
-		state.sync(replay.prefix);
+		const state = warmState(replay);
 		const messages = structuredClone(replay.messages) as PiMessage[];
 		Bun.gc(true);
 		const t0 = performance.now();
@@ -668,77 +692,31 @@ export interface StageResult {
 	commit?: { blocks: number; renderDigest: number; findRiskLines: number; sha256: number; utf8Length: number };
 }
 
-type RawLookup = (entryId: string) => PiMessage | undefined;
 /**
- * buildView as the hook calls it. Newer trees pass the session's own messages as a third argument
- * (BranchState.rawMessage); older ones take two. Typed loosely so the breakdown compiles against both.
- */
-const buildViewAs = buildView as (
-	messages: readonly PiMessage[],
-	lookup: (m: PiMessage) => string | null,
-	raw?: RawLookup,
-) => ViewMessage[];
-
-function rawLookupOf(state: BranchState): RawLookup | undefined {
-	const f = (state as unknown as { rawMessage?: RawLookup }).rawMessage;
-	return typeof f === "function" ? (id) => f.call(state, id) : undefined;
-}
-
-/**
- * Where the time goes: the hook's stages timed one by one. This mirrors runContextHook by hand, so
- * it is checked against the real hook (same plan, same outgoing bytes); a mismatch marks the row
- * stale instead of reporting numbers for a different code path.
+ * Where the time goes: runContextHook's own per-stage timings (outcome.stages), so the breakdown is
+ * always the real code path.
  */
 function measureStages(replay: Replay, settings: Settings, samples: number): StageResult {
 	const times = { sync: [] as number[], buildView: [] as number[], planFold: [] as number[], apply: [] as number[] };
 	let layer: FrozenLayer | null = null;
-	let outgoing = "";
-	let applied = 0;
 	for (let i = 0; i < samples + 3; i++) {
-		const state = new BranchState();
-		state.sync(replay.prefix);
+		const state = warmState(replay);
 		const messages = structuredClone(replay.messages) as PiMessage[];
-		const t0 = performance.now();
-		state.sync(replay.branch);
-		const t1 = performance.now();
-		const view = buildViewAs(messages, (m) => state.lookup(m), rawLookupOf(state));
-		const t2 = performance.now();
-		const plan = planFold({
-			messages: view,
-			index: state.index,
+		const outcome = runContextHook(messages, {
+			state,
 			settings,
-			window: replay.window,
-			everCacheRead: state.everCacheRead,
-			hash: sha256,
+			getBranch: () => replay.branch,
+			contextWindow: () => replay.window,
+			persist: () => {},
 		});
-		if (plan.layer !== null) state.commit(plan.layer);
-		const t3 = performance.now();
-		applySubstitutions(messages, plan.substitutions);
-		const t4 = performance.now();
-		layer = plan.layer;
-		applied = plan.substitutions.length;
-		if (i === 0) outgoing = JSON.stringify(messages);
+		layer = outcome.plan.layer;
 		if (i < 3) continue;
-		times.sync.push(t1 - t0);
-		times.buildView.push(t2 - t1);
-		times.planFold.push(t3 - t2);
-		times.apply.push(t4 - t3);
+		times.sync.push(outcome.stages.sync);
+		times.buildView.push(outcome.stages.view);
+		times.planFold.push(outcome.stages.plan + outcome.stages.persist);
+		times.apply.push(outcome.stages.apply);
 	}
-	// The real hook on the same request, for the equivalence check.
-	const state = new BranchState();
-	state.sync(replay.prefix);
-	const messages = structuredClone(replay.messages) as PiMessage[];
-	const real = runContextHook(messages, {
-		state,
-		settings,
-		getBranch: () => replay.branch,
-		contextWindow: () => replay.window,
-		persist: () => {},
-	});
-	let stale: string | undefined;
-	if ((real.plan.layer !== null) !== (layer !== null)) stale = "fold decision differs from runContextHook";
-	else if (real.applied !== applied) stale = `applies ${applied} substitutions, runContextHook ${real.applied}`;
-	else if (JSON.stringify(messages) !== outgoing) stale = "outgoing messages differ from runContextHook";
+	const stale: string | undefined = undefined;
 	const result: StageResult = {
 		kind: replay.kind,
 		size: replay.size,

@@ -2,12 +2,14 @@ import { describe, expect, test } from "bun:test";
 import {
 	clip,
 	deriveCode,
+	digestFacts,
 	foldMarker,
 	RISK_LINE_CAP,
 	RISK_LINE_MAX_CHARS,
 	renderDigest,
 	utf8Length,
 } from "../../src/core/digest.ts";
+import { splitLines } from "../../src/core/lexicon.ts";
 import { sha256 } from "../helpers/session.ts";
 
 describe("codes", () => {
@@ -113,5 +115,29 @@ describe("helpers", () => {
 	])("utf8Length(%p) = %p", (s, n) => {
 		expect(utf8Length(s)).toBe(n);
 		if (!s.includes("\ud800")) expect(utf8Length(s)).toBe(Buffer.byteLength(s, "utf8"));
+	});
+});
+
+describe("digest facts", () => {
+	const fc = require("fast-check") as typeof import("fast-check");
+	test("line count and first line agree with splitLines on any text", () => {
+		fc.assert(
+			fc.property(
+				fc.string({ unit: fc.constantFrom("a", " ", "\n", "\r", "é", "x") as never, maxLength: 60 }),
+				(text) => {
+					const facts = digestFacts(text);
+					const lines = splitLines(text);
+					expect(facts.lines).toBe(lines.length);
+					expect(facts.first).toBe(lines.find((l) => l.trim().length > 0)?.trim() ?? null);
+				},
+			),
+			{ numRuns: 3000 },
+		);
+	});
+	test("precomputed facts render the same digest", () => {
+		const text = "start\nerror: a\nok\nFAILED b\n";
+		const a = renderDigest({ code: "abcdef", kind: "toolResult", text });
+		const b = renderDigest({ code: "abcdef", kind: "toolResult", text, facts: digestFacts(text) });
+		expect(b).toEqual(a);
 	});
 });

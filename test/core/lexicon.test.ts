@@ -64,3 +64,41 @@ describe("risk lexicon", () => {
 		expect(splitLines("\n\n")).toEqual(["", ""]);
 	});
 });
+
+describe("whole-text scan equals the per-line test", () => {
+	const fc = require("fast-check") as typeof import("fast-check");
+	const lineArb = fc.oneof(
+		fc.constantFrom(
+			"error: x",
+			"ENOENT",
+			"ENOENT: y",
+			"  FAIL a",
+			"ok",
+			"",
+			"\r",
+			"exit code 3",
+			"TS2345",
+			"x ✗",
+			"Killed",
+		),
+		fc.string({ maxLength: 30 }),
+		fc.string({ unit: "grapheme", maxLength: 20 }),
+	);
+	test("property", () => {
+		fc.assert(
+			fc.property(
+				fc.array(lineArb, { maxLength: 30 }),
+				fc.constantFrom("\n", "\r\n"),
+				fc.boolean(),
+				(lines, eol, trailing) => {
+					const text = lines.join(eol) + (trailing ? eol : "");
+					const expected = splitLines(text)
+						.map((l, i) => ({ line: i + 1, text: l }))
+						.filter((l) => isRiskLine(l.text));
+					expect(findRiskLines(text)).toEqual(expected);
+				},
+			),
+			{ numRuns: 2000 },
+		);
+	});
+});

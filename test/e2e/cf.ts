@@ -3,7 +3,15 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { ChatMessage, RecordedRequest } from "./harness/index.ts";
+import {
+	type ChatMessage,
+	DEFAULT_SUMMARY,
+	httpError,
+	type RecordedRequest,
+	type Reply,
+	type Script,
+	text,
+} from "./harness/index.ts";
 
 export const REPO = join(import.meta.dir, "../..");
 export const BUNDLE = join(REPO, "dist/index.js");
@@ -74,4 +82,28 @@ export function promptTokens(req: RecordedRequest): number {
 /** A request's messages as JSON strings, for byte comparisons. */
 export function messageBytes(req: RecordedRequest): string[] {
 	return req.body.messages.map((m) => JSON.stringify(m));
+}
+
+/** Like the harness's replySequence, but a step may compute its reply from the request it answers. */
+export function dynamicSequence(steps: Array<Reply | ((req: RecordedRequest) => Reply)>): Script {
+	let next = 0;
+	return (req) => {
+		if (req.isSummaryRequest) return text(DEFAULT_SUMMARY);
+		const step = steps[next++];
+		if (step === undefined) return httpError(500, "script exhausted");
+		return typeof step === "function" ? step(req) : step;
+	};
+}
+
+/** Text of the newest tool result in a request (what a tool just answered). */
+export function lastToolText(req: RecordedRequest): string {
+	const tools = req.body.messages.filter((m) => m.role === "tool");
+	return contentText(tools.at(-1)?.content);
+}
+
+/** The first `{#code}` a recall/search answer names. */
+export function firstCodeIn(textValue: string): string {
+	const m = /\{#([0-9a-f]{6,64})\}/.exec(textValue);
+	if (!m) throw new Error(`no code in: ${textValue.slice(0, 300)}`);
+	return m[1] as string;
 }

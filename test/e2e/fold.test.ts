@@ -302,7 +302,13 @@ forEachPiVersion((version) => {
 				});
 				const dumpPath = `${s.sandbox.root}/${dump}`;
 				const r = expectSuccess(
-					await runPrint({ version, sandbox: s.sandbox, prompt: "run", extensions: [bundle], env: { CONTEXTFOLD_DUMP: dumpPath } }),
+					await runPrint({
+						version,
+						sandbox: s.sandbox,
+						prompt: "run",
+						extensions: [bundle],
+						env: { CONTEXTFOLD_DUMP: dumpPath },
+					}),
 				);
 				const lines = r.stderr.split("\n");
 				expect(lines.filter((l) => l.includes("CONTEXTFOLD_FOLD_AT=abc is invalid"))).toHaveLength(1);
@@ -312,7 +318,9 @@ forEachPiVersion((version) => {
 				expect(firstRecord(s).usageBefore).toBeGreaterThanOrEqual(DEFAULT_SETTINGS.foldAt * 40_000);
 				const { readFileSync, statSync } = await import("node:fs");
 				const view = JSON.parse(readFileSync(dumpPath, "utf8")) as Array<{ role: string; content: unknown }>;
-				expect(view.filter((m) => m.role === "toolResult").some((m) => JSON.stringify(m.content).includes("FOLDED}"))).toBe(true);
+				expect(
+					view.filter((m) => m.role === "toolResult").some((m) => JSON.stringify(m.content).includes("FOLDED}")),
+				).toBe(true);
 				expect(statSync(dumpPath).mode & 0o777).toBe(0o600);
 			},
 			TIMEOUT,

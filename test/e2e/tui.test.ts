@@ -18,7 +18,7 @@ let bundle = "";
 beforeAll(() => {
 	bundle = ensureBundle();
 });
-let scenarios: Scenario[] = [];
+const scenarios: Scenario[] = [];
 afterEach(async () => {
 	for (const s of scenarios.splice(0)) await s.dispose();
 });
@@ -41,7 +41,11 @@ forEachPiVersion((version) => {
 				const replies = [];
 				for (let i = 0; i < 14; i++) replies.push(bash(bigOutputCommand(`u${i}`, 2500), `call_u${i}`));
 				replies.push(text("chain finished"));
-				const s = await scenario({ fake: { script: replySequence([text("hello back"), ...replies]) }, model: { contextWindow: 40_000 }, compaction: { enabled: false } });
+				const s = await scenario({
+					fake: { script: replySequence([text("hello back"), ...replies]) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
 				const tui = await startTui({ version, sandbox: s.sandbox, extensions: [bundle], width: 160, height: 50 });
 				s.defer(() => tui.kill());
 				await tui.waitForReady();
@@ -60,7 +64,9 @@ forEachPiVersion((version) => {
 				await tui.waitFor("chain finished", 60_000);
 				screen = await tui.waitFor(/⧉ context-fold ×[1-9]/);
 				const line = footer(screen);
-				expect(line).toMatch(/⧉ context-fold ×[1-9]\d* · ~\d+(\.\d)?k tok masked · next fold: \d+(\.\d)?k?\/4\.8k maskable · cache avg \d+%/);
+				expect(line).toMatch(
+					/⧉ context-fold ×[1-9]\d* · ~\d+(\.\d)?k tok masked · next fold: \d+(\.\d)?k?\/4\.8k maskable · cache avg \d+%/,
+				);
 
 				tui.type("/quit");
 				tui.sendKeys("Enter");
@@ -72,7 +78,11 @@ forEachPiVersion((version) => {
 		test(
 			"the floor: over budget with nothing left to fold says so",
 			async () => {
-				const s = await scenario({ fake: { script: replySequence([text("read it all"), text("still here")]) }, model: { contextWindow: 4_000 }, compaction: { enabled: false } });
+				const s = await scenario({
+					fake: { script: replySequence([text("read it all"), text("still here")]) },
+					model: { contextWindow: 4_000 },
+					compaction: { enabled: false },
+				});
 				const tui = await startTui({ version, sandbox: s.sandbox, extensions: [bundle], width: 160, height: 50 });
 				s.defer(() => tui.kill());
 				await tui.waitForReady();

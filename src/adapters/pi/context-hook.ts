@@ -39,17 +39,27 @@ export interface HookOutcome {
 	/** The new layer was planned but could not be persisted, so it was not applied. */
 	persistFailed?: Error;
 	ms: number;
+	/** Milliseconds per stage, for the benchmark and CONTEXTFOLD_DEBUG. */
+	stages: { sync: number; view: number; plan: number; persist: number; apply: number };
 }
 
 export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutcome {
 	const started = performance.now();
 	deps.state.sync(deps.getBranch());
+	const tSync = performance.now();
 	if (deps.fault === "context") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=context)");
 	const view = buildView(
 		messages,
 		(m) => deps.state.lookup(m),
-		(id) => deps.state.rawMessage(id),
+		{
+			raw: (id) => deps.state.rawMessage(id),
+			verified: deps.state.verified,
+			facts: deps.state.facts,
+			masked: deps.state.index.byKey,
+		},
+		deps.state.views,
 	);
+	const tView = performance.now();
 	const plan = planFold({
 		messages: view,
 		index: deps.state.index,
@@ -58,8 +68,10 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		everCacheRead: deps.state.everCacheRead,
 		hash: sha256,
 		thinking: thinkingPolicyFor(deps.modelApi?.()),
+		verify: (entryId, blockIndex, text) => deps.state.matchesSession(entryId, blockIndex, text),
 		...(deps.memory !== undefined && { digestNote: MEMORY_NOTE }),
 	});
+	const tPlan = performance.now();
 	let substitutions = plan.substitutions;
 	let persistFailed: Error | undefined;
 	if (plan.layer !== null) {
@@ -80,13 +92,22 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 			substitutions = substitutions.filter((s) => !fresh.has(s.code));
 		}
 	}
+	const tPersist = performance.now();
 	if (deps.fault === "apply") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=apply)");
 	applySubstitutions(messages, substitutions);
+	const tApply = performance.now();
 	if (deps.dumpPath) writeFileSync(deps.dumpPath, JSON.stringify(messages), { mode: 0o600 });
 	return {
 		plan: persistFailed ? { ...plan, layer: null } : plan,
 		applied: substitutions.length,
 		...(persistFailed && { persistFailed }),
 		ms: performance.now() - started,
+		stages: {
+			sync: tSync - started,
+			view: tView - tSync,
+			plan: tPlan - tView,
+			persist: tPersist - tPlan,
+			apply: tApply - tPersist,
+		},
 	};
 }

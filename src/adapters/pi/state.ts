@@ -3,8 +3,9 @@
  * custom entries, so state follows the branch: a layer committed on one branch never masks messages
  * on another, and a resumed session rebuilds exactly the state it had.
  */
+import type { DigestFacts } from "../../core/digest.ts";
 import { addRecord, emptyIndex, type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
-import { messageKey, type PiEntry, type PiMessage } from "./view.ts";
+import { messageKey, type PiContent, type PiEntry, type PiMessage, ViewCache } from "./view.ts";
 
 /** customType of every entry context-fold appends. */
 export const CUSTOM_TYPE = "context-fold";
@@ -28,6 +29,15 @@ export class BranchState {
 	private readonly byKey = new Map<string, string | null>();
 	/** Pi's own message objects by entry id (references, never copies), to spot foreign rewrites. */
 	private readonly raw = new Map<string, PiMessage>();
+	/** Blocks whose outgoing text was verified equal to the session's, by key, with that length. */
+	readonly verified = new Map<string, number>();
+	/**
+	 * Digest facts of foldable blocks, computed once when each block is first seen, so a fold event
+	 * does not rescan everything it masks. Dropped once a block is masked (its layer holds the digest).
+	 */
+	readonly facts = new Map<string, DigestFacts>();
+	/** Views of the messages in the latest request (see ViewCache). */
+	readonly views = new ViewCache();
 	private lastId: string | undefined;
 	private length = 0;
 	private seqs = new Set<number>();
@@ -46,6 +56,7 @@ export class BranchState {
 		if (record.type === "layer") {
 			if (this.seqs.has(record.seq)) return;
 			this.seqs.add(record.seq);
+			for (const b of record.blocks) this.facts.delete(`${b.entryId}:${b.blockIndex}`);
 		}
 		addRecord(this.index, record);
 	}
@@ -59,6 +70,15 @@ export class BranchState {
 		return this.raw.get(entryId);
 	}
 
+	/** Full check that a block's text is byte-identical to the session's (run at fold commit). */
+	matchesSession(entryId: string, blockIndex: number, text: string): boolean {
+		const part = Array.isArray(this.raw.get(entryId)?.content)
+			? (this.raw.get(entryId)?.content as PiContent[])[blockIndex]
+			: undefined;
+		const raw = part?.type === "thinking" ? part.thinking : part?.text;
+		return raw === text;
+	}
+
 	cacheAvg(): number | null {
 		return this.totals.prompt > 0 ? this.totals.cacheRead / this.totals.prompt : null;
 	}
@@ -70,6 +90,8 @@ export class BranchState {
 		this.invalidRecords = 0;
 		this.byKey.clear();
 		this.raw.clear();
+		this.verified.clear();
+		this.facts.clear();
 		this.seqs = new Set();
 		this.length = 0;
 		this.lastId = undefined;
