@@ -121,9 +121,6 @@ export function toFixedFailure(path: string, test: string, line: number, col: nu
 /** What `docker compose up --wait` and the migrations print before the tests. */
 export function globalSetup(r: Seeded): string {
 	const out = [
-		"",
-		" RUN  v2.1.9 /home/dev/ledgerline",
-		"",
 		" Network ledgerline_default  Creating",
 		" Network ledgerline_default  Created",
 		" Container ledgerline-db-1  Creating",

@@ -123,6 +123,8 @@ export interface RunOptions {
 	failures: readonly Failure[];
 	/** List every test, not just the files (`--reporter=verbose`). */
 	verbose: boolean;
+	/** Printed between the RUN line and the results (global setup output). */
+	preamble?: string;
 	/** `Start at` of the summary, e.g. "09:14:22". */
 	startAt: string;
 	r: Seeded;
@@ -131,6 +133,7 @@ export interface RunOptions {
 /** vitest 2's output for one run, without colours (as it prints when stdout is not a terminal). */
 export function vitestOutput(o: RunOptions): string {
 	const out = [" RUN  v2.1.9 /home/dev/ledgerline", ""];
+	if (o.preamble) out.push(o.preamble);
 	const failedIn = (path: string) => o.failures.filter((f) => f.suite === path);
 	let total = 0;
 	let failedFiles = 0;

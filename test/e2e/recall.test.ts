@@ -1,7 +1,8 @@
 // Nothing is lost: every folded handle resolves to the original bytes, verified, live, after a
 // restart, and after a real hard compaction; unfold is sticky; tampering is refused.
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import {
 	bigOutputCommand,
 	contentText,
@@ -154,24 +155,173 @@ forEachPiVersion((version) => {
 								code = foldedCodes(req)[0] as string;
 								return toolCall("recall_folded", { code, grep: "NEEDLE" }, "call_g");
 							},
-							toolCall("recall_folded", { code: "__CODE__", lines: "75-79" }, "call_l"),
+							() => toolCall("recall_folded", { code, lines: "75-79" }, "call_l"),
 							text("done"),
 						]),
 					},
 					model: { contextWindow: 60_000 },
 					compaction: { enabled: false },
 				});
-				// Fill in the code for the lines= call once known.
-				const script = s.fake;
-				void script;
 				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle] }));
 				const reqs = turns(s);
 				const grep = lastToolText(reqs[12] as RecordedRequest);
 				expect(grep).toContain("from the full output file");
 				expect(grep).toContain("L77: row 0077 NEEDLE-dropped-by-truncation");
+				const lines = lastToolText(reqs[13] as RecordedRequest);
+				expect(lines).toContain(`lines 75-79 of 3,000 (from the full output file`);
+				expect(lines).toContain("L77: row 0077 NEEDLE-dropped-by-truncation");
 				// The folded result itself never contained the dropped line.
 				const raw = rawFirstResult(s);
 				expect(raw).not.toContain("NEEDLE");
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"unfold is sticky: the block goes out in full from then on, including after a resume",
+			async () => {
+				let code = "";
+				const s = await scenario({
+					fake: {
+						script: dynamicSequence([
+							...buriedChain(12),
+							(req) => {
+								code = foldedCodes(req)[0] as string;
+								return toolCall("unfold", { code }, "call_unfold");
+							},
+							bash("echo after", "call_after"),
+							text("done"),
+						]),
+					},
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
+				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle] }));
+				const reqs = turns(s);
+				expect(lastToolText(reqs[13] as RecordedRequest)).toContain(`{#${code}} unfolded`);
+				const original = rawFirstResult(s);
+				const firstTool = (r: RecordedRequest) => contentText(r.body.messages.find((m) => m.role === "tool")?.content);
+				expect(firstTool(reqs[12] as RecordedRequest).startsWith(`{#${code} FOLDED}`)).toBe(true);
+				expect(firstTool(reqs[13] as RecordedRequest)).toBe(original);
+				expect(firstTool(reqs[14] as RecordedRequest)).toBe(original);
+				s.fake.setScript(dynamicSequence([text("resumed")]));
+				const start = s.fake.requests.length;
+				expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "again", extensions: [bundle], continue: true }),
+				);
+				const resumed = s.fake.requests[start] as RecordedRequest;
+				expect(firstTool(resumed)).toBe(original);
+				expect(foldedCodes(resumed)).not.toContain(code);
+				const unfolds = s.sandbox
+					.readSession()
+					.filter((e) => e.type === "custom" && (e.data as { type?: string }).type === "unfold");
+				expect(unfolds).toHaveLength(1);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"tampering: an edited session file under a fold is refused with the sha explanation; unknown codes name the closest",
+			async () => {
+				const s = await scenario({
+					fake: { script: dynamicSequence([...buriedChain(12), text("chain done")]) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
+				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "build", extensions: [bundle] }));
+				const code = foldedCodes(turns(s).at(-1) as RecordedRequest)[0] as string;
+				const file = s.sandbox.latestSessionFile();
+				const before = readFileSync(file, "utf8");
+				// Same length, one byte different, JSON still valid.
+				writeFileSync(file, before.replace("v0 line 00007 lorem", "v0 line 00007 LOREM"));
+				s.fake.setScript(
+					dynamicSequence([
+						toolCall("recall_folded", { code }, "call_t1"),
+						toolCall("recall_folded", { code: `${code.slice(0, 5)}x` }, "call_t2"),
+						text("ok"),
+					]),
+				);
+				const start = s.fake.requests.length;
+				expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "recall", extensions: [bundle], continue: true }),
+				);
+				const refused = lastToolText(s.fake.requests[start + 1] as RecordedRequest);
+				expect(refused).toContain(`{#${code}}: refused. The bytes now at entry`);
+				expect(refused).toContain("The session file was edited after the fold.");
+				const unknown = lastToolText(s.fake.requests[start + 2] as RecordedRequest);
+				expect(unknown).toContain(`no folded block is called "${code.slice(0, 5)}x". Closest codes: {#${code}}`);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"an ephemeral session (--no-session) recalls from memory, and its digests say so",
+			async () => {
+				let code = "";
+				const s = await scenario({
+					fake: {
+						script: dynamicSequence([
+							...buriedChain(12),
+							(req) => {
+								code = foldedCodes(req)[0] as string;
+								return toolCall("recall_folded", { code, grep: "BUILD_ID" }, "call_m");
+							},
+							text("done"),
+						]),
+					},
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
+				expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle], args: ["--no-session"] }),
+				);
+				const reqs = turns(s);
+				const digest = contentText(reqs[12]?.body.messages.find((m) => m.role === "tool")?.content);
+				expect(digest).toContain("recall from memory only (no session file)");
+				expect(lastToolText(reqs[13] as RecordedRequest)).toContain(`L2: ${BURIED}`);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"loaded twice (settings plus -e): exactly one instance acts, and the user is told once, naming both",
+			async () => {
+				const s = await scenario({
+					fake: { script: dynamicSequence([...buriedChain(12), text("done")]) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
+				const copyDir = join(s.sandbox.root, "copy");
+				mkdirSync(copyDir);
+				const copy = join(copyDir, "index.js");
+				copyFileSync(bundle, copy);
+				s.sandbox.updateSettings({ extensions: [copy] });
+				const r = expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle] }));
+				const notices = r.stderr.split("\n").filter((l) => l.includes("is loaded twice"));
+				expect(notices).toHaveLength(1);
+				expect(notices[0]).toContain(copy);
+				expect(notices[0]).toContain(bundle);
+				const tools = turns(s)[0]?.body.tools?.map((t) => t.function.name) ?? [];
+				expect(tools.filter((t) => t === "recall_folded")).toHaveLength(1);
+				const records = s.sandbox.readSession().filter((e) => e.type === "custom" && e.customType === "context-fold");
+				const seqs = records.map((e) => (e.data as { seq: number }).seq);
+				expect(seqs.length).toBeGreaterThan(0);
+				expect(new Set(seqs).size).toBe(seqs.length);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"another extension's tool named unfold is detected and named",
+			async () => {
+				const s = await scenario({ fake: { script: dynamicSequence([text("hi")]) } });
+				const other = join(import.meta.dir, "fixtures/late-unfold.ts");
+				const r = expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "x", extensions: [other, bundle] }),
+				);
+				const lines = r.stderr.split("\n").filter((l) => l.includes('also registers the tool "unfold"'));
+				expect(lines).toHaveLength(1);
+				expect(lines[0]).toContain(other);
 			},
 			TIMEOUT,
 		);
