@@ -112,7 +112,9 @@ function search(needle: string, cap: number, src: RecallSources): RecallAnswer {
 	const problems: string[] = [];
 	let total = 0;
 	let blocksHit = 0;
+	const candidates = prefilter(needle, src);
 	for (const block of src.index.byCode.values()) {
+		if (candidates !== null && !candidates.has(block.entryId)) continue;
 		const original = findOriginal(block, src.ledger, src.memory);
 		if (!original.ok) {
 			problems.push(original.message);
@@ -143,6 +145,26 @@ function search(needle: string, cap: number, src: RecallSources): RecallAnswer {
 		(_i, n) => `[… ${n} more line(s) cut at the answer cap; narrow the search or recall one code with grep=]`,
 	);
 	return { ok: true, text, served };
+}
+
+/**
+ * Entry ids whose raw ledger line can contain the needle, or null when no prefilter applies (no
+ * ledger, or a needle whose JSON escaping is not certain). A line that does not contain the needle's
+ * JSON-escaped form cannot contain the needle once decoded, so nothing is missed.
+ */
+function prefilter(needle: string, src: RecallSources): Set<string> | null {
+	if (src.ledger === null || !/^[\x20-\x7e]+$/.test(needle)) return null;
+	try {
+		src.ledger.refresh();
+	} catch {
+		return null;
+	}
+	const escaped = JSON.stringify(needle)
+		.slice(1, -1)
+		.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+	const ids = new Set<string>();
+	for (const block of src.index.byCode.values()) ids.add(block.entryId);
+	return src.ledger.matchingIds(ids, new RegExp(escaped, "gi"));
 }
 
 function describe(block: MaskedBlock): string {

@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { relative } from "node:path";
 import { renderHookReport, runHookBench } from "./hook.ts";
+import { renderRecallReport, runRecallBench } from "./recall.ts";
 
 interface Section {
 	name: string;
@@ -15,7 +16,10 @@ interface Section {
 }
 
 /** Sections run in this order. Add new benchmarks here. */
-const SECTIONS: Section[] = [{ name: "hook", run: runHookBench, render: renderHookReport }];
+const SECTIONS: Section[] = [
+	{ name: "hook", run: runHookBench, render: renderHookReport },
+	{ name: "recall", run: () => runRecallBench(), render: renderRecallReport },
+];
 
 function parseArgs(argv: readonly string[]): { json?: string } {
 	const out: { json?: string } = {};

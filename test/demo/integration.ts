@@ -36,7 +36,7 @@ export function integrationSuites(r: Seeded): Suite[] {
 		describes: names.map((name) => {
 			const pool = [...ITS];
 			const tests = [];
-			for (let i = r.int(4, 7); i > 0; i--) {
+			for (let i = r.int(6, 10); i > 0; i--) {
 				tests.push({ name: pool.splice(r.int(0, pool.length - 1), 1)[0] as string, expected: "", line: 0, col: 0 });
 			}
 			return { name, tests };

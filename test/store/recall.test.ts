@@ -198,6 +198,19 @@ describe("answerRecall", () => {
 		expect(a.ok).toBe(false);
 		expect(a.text).toContain(message);
 	});
+	test("search finds text that JSON escapes (quotes, backslashes, tabs) through the raw-line prefilter", () => {
+		const dir = tmp();
+		const path = join(dir, "q.jsonl");
+		const text = 'ok\nsaid "hi" to C:\\temp\tnow\nend';
+		writeFileSync(path, `${JSON.stringify({ type: "session", version: 3, id: "q" })}\n${JSON.stringify({ type: "message", id: "q1", message: { role: "toolResult", content: [{ type: "text", text }] } })}\n`);
+		const index = emptyIndex();
+		addRecord(index, { type: "layer", v: 1, seq: 1, reason: "step", lastResponseAt: 0, usageBefore: 0, usageAfter: 0, blocks: [masked("abcabc", "q1", text)] });
+		for (const needle of ['"HI" TO', "c:\\temp", "temp\tnow", "said"]) {
+			const a = answerRecall({ search: needle, maxTokens: 1000 }, { index, ledger: new Ledger(path) });
+			expect(a.text).toContain("1 matching line(s)");
+		}
+	});
+
 	test("nothing folded yet", () => {
 		expect(answerRecall({ code: "abc123", maxTokens: 100 }, { index: emptyIndex(), ledger: null }).text).toContain(
 			"nothing has been folded in this session yet",
