@@ -14,17 +14,14 @@
  * - fold event: the request on which the ladder commits a new layer.
  */
 
-import { applySubstitutions } from "../../src/adapters/pi/apply.ts";
 import { type HookDeps, runContextHook } from "../../src/adapters/pi/context-hook.ts";
 import { sha256 } from "../../src/adapters/pi/hash.ts";
 import { BranchState, CUSTOM_TYPE } from "../../src/adapters/pi/state.ts";
 import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/adapters/pi/view.ts";
-import type { ViewMessage } from "../../src/core/blocks.ts";
 import { messageTokens } from "../../src/core/blocks.ts";
 import { renderDigest, utf8Length } from "../../src/core/digest.ts";
 import type { FrozenLayer } from "../../src/core/layers.ts";
 import { findRiskLines } from "../../src/core/lexicon.ts";
-import { planFold } from "../../src/core/plan.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -686,8 +683,6 @@ export interface StageResult {
 	buildView: number;
 	planFold: number;
 	apply: number;
-	/** Set when this hand-made copy of the hook no longer matches runContextHook: the row is not valid. */
-	stale?: string;
 	/** Fold cells: the commit work inside planFold, timed on the layer's blocks (p50 ms, all blocks). */
 	commit?: { blocks: number; renderDigest: number; findRiskLines: number; sha256: number; utf8Length: number };
 }
@@ -716,7 +711,6 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 		times.planFold.push(outcome.stages.plan + outcome.stages.persist);
 		times.apply.push(outcome.stages.apply);
 	}
-	const stale: string | undefined = undefined;
 	const result: StageResult = {
 		kind: replay.kind,
 		size: replay.size,
@@ -725,7 +719,6 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 		buildView: dist(times.buildView).p50,
 		planFold: dist(times.planFold).p50,
 		apply: dist(times.apply).p50,
-		...(stale !== undefined && { stale }),
 	};
 	if (layer !== null) {
 		// The layer's blocks, found again in the original messages (by entry id and block index).
@@ -940,8 +933,6 @@ export function renderHookReport(r: HookBenchResult): string {
 		),
 	);
 	for (const st of r.stages) {
-		if (st.stale !== undefined)
-			out.push(`STALE ${st.kind} ${k(st.size)}: ${st.stale}; update measureStages to match runContextHook.`);
 	}
 	return out.join("\n");
 }

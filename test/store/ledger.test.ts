@@ -36,7 +36,8 @@ describe("Ledger", () => {
 		const l = new Ledger(file([header, entry("a1", "hello"), entry("b2", "world")]));
 		const stats = l.refresh();
 		expect(stats).toMatchObject({ entries: 2, malformed: 0, version: 3, sessionId: "sess-1", pendingBytes: 0 });
-		expect((l.read("b2")?.message as { content: Array<{ text: string }> }).content[0]?.text).toBe("world");
+		const message = l.read("b2")?.message as { content: Array<{ text: string }> } | undefined;
+		expect(message?.content[0]?.text).toBe("world");
 		expect(l.read("zz")).toBeUndefined();
 		expect(l.ids()).toEqual(["a1", "b2"]);
 	});

@@ -202,9 +202,21 @@ describe("answerRecall", () => {
 		const dir = tmp();
 		const path = join(dir, "q.jsonl");
 		const text = 'ok\nsaid "hi" to C:\\temp\tnow\nend';
-		writeFileSync(path, `${JSON.stringify({ type: "session", version: 3, id: "q" })}\n${JSON.stringify({ type: "message", id: "q1", message: { role: "toolResult", content: [{ type: "text", text }] } })}\n`);
+		writeFileSync(
+			path,
+			`${JSON.stringify({ type: "session", version: 3, id: "q" })}\n${JSON.stringify({ type: "message", id: "q1", message: { role: "toolResult", content: [{ type: "text", text }] } })}\n`,
+		);
 		const index = emptyIndex();
-		addRecord(index, { type: "layer", v: 1, seq: 1, reason: "step", lastResponseAt: 0, usageBefore: 0, usageAfter: 0, blocks: [masked("abcabc", "q1", text)] });
+		addRecord(index, {
+			type: "layer",
+			v: 1,
+			seq: 1,
+			reason: "step",
+			lastResponseAt: 0,
+			usageBefore: 0,
+			usageAfter: 0,
+			blocks: [masked("abcabc", "q1", text)],
+		});
 		for (const needle of ['"HI" TO', "c:\\temp", "temp\tnow", "said"]) {
 			const a = answerRecall({ search: needle, maxTokens: 1000 }, { index, ledger: new Ledger(path) });
 			expect(a.text).toContain("1 matching line(s)");

@@ -72,9 +72,8 @@ export class BranchState {
 
 	/** Full check that a block's text is byte-identical to the session's (run at fold commit). */
 	matchesSession(entryId: string, blockIndex: number, text: string): boolean {
-		const part = Array.isArray(this.raw.get(entryId)?.content)
-			? (this.raw.get(entryId)?.content as PiContent[])[blockIndex]
-			: undefined;
+		const content = this.raw.get(entryId)?.content;
+		const part = Array.isArray(content) ? (content[blockIndex] as PiContent | undefined) : undefined;
 		const raw = part?.type === "thinking" ? part.thinking : part?.text;
 		return raw === text;
 	}

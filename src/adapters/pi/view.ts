@@ -212,7 +212,8 @@ export function buildView(
 				if (part?.type === "toolCall" && typeof part.id === "string") {
 					const summary = summarizeCall(part.name, part.arguments);
 					calls.set(part.id, summary);
-					(ownCalls ??= []).push([part.id, summary]);
+					ownCalls ??= [];
+					ownCalls.push([part.id, summary]);
 				}
 			}
 		}
