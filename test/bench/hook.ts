@@ -932,8 +932,6 @@ export function renderHookReport(r: HookBenchResult): string {
 			]),
 		),
 	);
-	for (const st of r.stages) {
-	}
 	return out.join("\n");
 }
 

@@ -34,6 +34,8 @@ export interface Context {
 	startAt(): string;
 	testRun(list: Suite[], failures: Failure[], verbose: boolean, npm?: boolean): Replay;
 	buildRun(): Replay;
+	lintRun(): Replay;
+	diffStat(): string;
 }
 
 const INT = "vitest run -c vitest.integration.config.ts";
@@ -52,6 +54,54 @@ function snapshotFile(r: Seeded, firstName: string): string {
 		out.push("  ],", `  "status": "${r.pick(["draft", "open", "paid"])}",`, `  "total": "${r.pick(AMOUNTS)}",`, "}", "`;", "");
 	}
 	return out.join("\n");
+}
+
+const DEPS: Array<[string, string[]]> = [
+	["decimal-kit@3.0.0", []],
+	["fastify@4.28.1", ["@fastify/ajv-compiler@3.6.0", "@fastify/error@3.4.1", "@fastify/fast-json-stringify-compiler@4.3.0", "abstract-logging@2.0.1", "avvio@8.4.0", "fast-content-type-parse@1.1.0", "find-my-way@8.2.2", "light-my-request@5.14.0", "pino@9.5.0 deduped", "process-warning@3.0.0", "proxy-addr@2.0.7", "rfdc@1.4.1", "secure-json-parse@2.7.0", "semver@7.6.3", "toad-cache@3.7.0"]],
+	["pg@8.13.1", ["pg-connection-string@2.7.0", "pg-pool@3.7.0", "pg-protocol@1.7.0", "pg-types@2.2.0", "pgpass@1.0.5"]],
+	["pino@9.5.0", ["atomic-sleep@1.0.0", "fast-redact@3.5.0", "on-exit-leak-free@2.1.2", "pino-abstract-transport@2.0.0", "pino-std-serializers@7.0.0", "process-warning@4.0.0", "quick-format-unescaped@4.0.4", "real-require@0.2.0", "safe-stable-stringify@2.5.0", "sonic-boom@4.2.0", "thread-stream@3.1.0"]],
+	["@types/node@22.10.2", ["undici-types@6.20.0"]],
+	["@types/pg@8.11.10", ["@types/node@22.10.2 deduped", "pg-protocol@1.7.0 deduped", "pg-types@4.0.2"]],
+	["eslint@8.57.1", ["@eslint-community/eslint-utils@4.4.1", "@eslint-community/regexpp@4.12.1", "@eslint/eslintrc@2.1.4", "@eslint/js@8.57.1", "@humanwhocodes/config-array@0.13.0", "@humanwhocodes/module-importer@1.0.1", "ajv@6.12.6", "chalk@4.1.2", "cross-spawn@7.0.6", "debug@4.4.0", "doctrine@3.0.0", "escape-string-regexp@4.0.0", "eslint-scope@7.2.2", "espree@9.6.1", "esquery@1.6.0", "file-entry-cache@6.0.1", "glob-parent@6.0.2", "globals@13.24.0", "ignore@5.3.2", "js-yaml@4.1.0", "levn@0.4.1", "minimatch@3.1.2", "optionator@0.9.4", "strip-ansi@6.0.1", "text-table@0.2.0"]],
+	["typescript@5.6.3", []],
+	["vitest@2.1.9", ["@vitest/expect@2.1.9", "@vitest/mocker@2.1.9", "@vitest/pretty-format@2.1.9", "@vitest/runner@2.1.9", "@vitest/snapshot@2.1.9", "@vitest/spy@2.1.9", "@vitest/utils@2.1.9", "chai@5.1.2", "debug@4.4.0 deduped", "expect-type@1.1.0", "magic-string@0.30.17", "pathe@1.1.2", "std-env@3.8.0", "tinybench@2.9.0", "tinyexec@0.3.2", "tinypool@1.0.2", "tinyrainbow@1.2.0", "vite@5.4.11", "vite-node@2.1.9", "why-is-node-running@2.3.0"]],
+];
+
+function npmTree(r: Seeded): string {
+	const out = ["ledgerline@4.2.0 /home/dev/ledgerline"];
+	for (const [i, [dep, subs]] of DEPS.entries()) {
+		const last = i === DEPS.length - 1;
+		out.push(`${last ? "└" : "├"}─┬ ${dep}`.replace("─┬", subs.length > 0 ? "─┬" : "──"));
+		for (const [k, sub] of subs.entries()) out.push(`${last ? " " : "│"} ${k === subs.length - 1 ? "└" : "├"}── ${sub}`);
+	}
+	if (r.chance(2)) out.push("");
+	return `${out.join("\n")}\n`;
+}
+
+function phase2Diff(): string {
+	const hunk = (path: string, at: number, before: string, after: string[]) =>
+		[
+			`diff --git a/${path} b/${path}`,
+			"index 3f2a1c4..8b7e0d2 100644",
+			`--- a/${path}`,
+			`+++ b/${path}`,
+			`@@ -${at},3 +${at},${2 + after.length} @@`,
+			`-${before}`,
+			...after.map((l) => `+${l}`),
+		].join("\n");
+	return `${[
+		hunk("src/db/serialize.ts", 11, SERIALIZE_DATE_LINE, [
+			SERIALIZE_DATE_LINE,
+			"\t// decimal-kit 3 serializes to { $decimal }; NUMERIC columns need the plain digits.",
+			"\tif (value instanceof Decimal) return value.toString();",
+		]),
+		hunk("src/api/handlers.ts", 1, `import { toDecimal } from "../money/decimal";`, [
+			`import { toDecimal } from "../money/decimal";`,
+			`import { serializeRow } from "../db/serialize";`,
+		]),
+		hunk("src/reports/summary.ts", 1, SUMMARY_TOFIXED_LINE, ["\t\t\tamount: toDecimal(row.amount).toString(2),"]),
+	].join("\n")}\n`;
 }
 
 function migrationsTs(): string {
@@ -119,7 +169,19 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 			text: postgresLog(r, AMOUNTS, 150),
 		}),
 	);
+	story.step(
+		undefined,
+		story.bash("docker compose -f docker-compose.test.yml ps", {
+			text: "NAME              IMAGE                  COMMAND                  SERVICE   CREATED         STATUS                   PORTS\nledgerline-db-1   postgres:16.4-alpine   \"docker-entrypoint.s…\"   db        2 minutes ago   Up 2 minutes (healthy)   0.0.0.0:5433->5432/tcp\n",
+		}),
+	);
+	story.step(
+		"Reproducing with one suite, verbosely.",
+		story.bash(`npx ${INT} ${pay} --reporter=verbose 2>&1`, intRun(ints.filter((s) => s.path === pay), numeric.filter((f) => f.suite === pay), true, false)),
+	);
+	story.step(undefined, story.bash("npm ls --depth=1", { text: npmTree(r) }));
 	story.step(undefined, story.read("test/integration/setup.ts"), story.read("src/db/serialize.ts"));
+	story.step("Where does the repository write line amounts?", story.read("src/db/repository.ts"));
 	story.step(undefined, story.bash("cat docker-compose.test.yml"), story.read("src/db/migrations.ts"));
 	story.step(undefined, story.bash("grep -rn 'toParam\\|rowParams\\|JSON.stringify' src"));
 	story.step(undefined, story.bash("grep -n 'toJSON' -A2 node_modules/decimal-kit/dist/index.d.ts"));
@@ -157,6 +219,7 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 			{ oldText: HANDLER_SEND_LINE, newText: "\treturn reply.send(serializeRow(invoice));" },
 		]),
 	);
+	story.step(undefined, story.bash("grep -rn 'reply.send(' src/api"));
 	story.step(undefined, story.bash(`npx ${INT} ${api} 2>&1`, intRun(ints.filter((s) => s.path === api), [], false, false)));
 	story.step("Last one: `toFixed` is gone in 3.0.", story.bash("grep -rn 'toFixed' src test"));
 	story.step(undefined, story.read("src/reports/summary.ts", { offset: Math.max(1, toFixedAt - 40), limit: 60 }));
@@ -165,8 +228,13 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 		story.edit("src/reports/summary.ts", [{ oldText: SUMMARY_TOFIXED_LINE, newText: "\t\t\tamount: toDecimal(row.amount).toString(2)," }]),
 	);
 	story.step(undefined, story.bash("npm run test:integration -- --reporter=verbose 2>&1", intRun(ints, [], true)));
-	story.step("Everything passes. Re-running unit tests and the build.", story.bash("npm test 2>&1", ctx.testRun(ctx.suites, [], false)));
+	story.step(
+		"Everything passes. Re-running unit tests, the build and lint.",
+		story.bash("npm test -- --reporter=verbose 2>&1", ctx.testRun(ctx.suites, [], true)),
+	);
 	story.step(undefined, story.bash("npm run build 2>&1", ctx.buildRun()));
+	story.step(undefined, story.bash("npm run lint 2>&1", ctx.lintRun()));
+	story.step(undefined, story.bash("git diff src/db/serialize.ts src/api/handlers.ts src/reports/summary.ts", { text: phase2Diff() }));
 	story.step(
 		undefined,
 		story.write(
@@ -186,7 +254,17 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 	story.step(undefined, story.write(regression.path, regression.text));
 	story.step(undefined, story.bash(`npx vitest run ${regression.path} 2>&1`, ctx.testRun([regression], [], true, false)));
 	ctx.suites.push(regression);
-	story.step(undefined, story.bash("npm test 2>&1", ctx.testRun(ctx.suites, [], false)));
+	story.step(
+		"And the integration suite once more, since it exercises the same path against postgres.",
+		story.bash("npm run test:integration -- --reporter=verbose 2>&1", intRun(ints, [], true)),
+	);
+	story.step(
+		"No numeric errors in the database log any more:",
+		story.bash("docker compose -f docker-compose.test.yml logs db --tail 100 2>&1", { text: postgresLog(r, [], 100) }),
+	);
+	story.step(undefined, story.bash("npm test -- --reporter=verbose 2>&1", ctx.testRun(ctx.suites, [], true)));
+	story.step(undefined, story.bash("npm run lint 2>&1", ctx.lintRun()));
+	story.step(undefined, story.bash("git diff --stat", { text: ctx.diffStat() }));
 	story.step(
 		undefined,
 		story.bash("git status --short", {

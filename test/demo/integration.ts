@@ -6,10 +6,10 @@ import type { Seeded } from "./seeded.ts";
 import type { Failure, Suite } from "./suites.ts";
 
 export const INTEGRATION_SUITES: Array<[string, string[]]> = [
-	["test/integration/invoices.int.test.ts", ["invoice repository", "invoice lifecycle"]],
-	["test/integration/payments.int.test.ts", ["payment capture", "refunds"]],
-	["test/integration/api.int.test.ts", ["GET /invoices/:id", "POST /invoices"]],
-	["test/integration/reports.int.test.ts", ["monthly summary"]],
+	["test/integration/invoices.int.test.ts", ["invoice repository", "invoice lifecycle", "invoice numbering"]],
+	["test/integration/payments.int.test.ts", ["payment capture", "refunds", "chargebacks"]],
+	["test/integration/api.int.test.ts", ["GET /invoices/:id", "POST /invoices", "GET /customers/:id/invoices"]],
+	["test/integration/reports.int.test.ts", ["monthly summary", "aging report"]],
 	["test/integration/migrations.int.test.ts", ["migrations"]],
 ];
 
@@ -36,7 +36,7 @@ export function integrationSuites(r: Seeded): Suite[] {
 		describes: names.map((name) => {
 			const pool = [...ITS];
 			const tests = [];
-			for (let i = r.int(6, 10); i > 0; i--) {
+			for (let i = r.int(8, 12); i > 0; i--) {
 				tests.push({ name: pool.splice(r.int(0, pool.length - 1), 1)[0] as string, expected: "", line: 0, col: 0 });
 			}
 			return { name, tests };

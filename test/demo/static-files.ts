@@ -35,6 +35,34 @@ export const PACKAGE_JSON = `${JSON.stringify(
 	2,
 )}\n`;
 
+export const TSCONFIG_BUILD = `{
+  "extends": "./tsconfig.json",
+  "compilerOptions": {
+    "outDir": "dist/types",
+    "declaration": true,
+    "emitDeclarationOnly": true,
+    "noEmit": false
+  },
+  "include": ["src"],
+  "exclude": ["src/**/__tests__", "test"]
+}
+`;
+
+export const TSCONFIG = `{
+  "compilerOptions": {
+    "target": "ES2022",
+    "module": "NodeNext",
+    "moduleResolution": "NodeNext",
+    "strict": true,
+    "noUncheckedIndexedAccess": true,
+    "exactOptionalPropertyTypes": true,
+    "skipLibCheck": true,
+    "noEmit": true
+  },
+  "include": ["src", "test"]
+}
+`;
+
 export const SERIALIZE_TS = `/**
  * Domain values -> pg query parameters. Everything the repository writes goes through here.
  */

@@ -35,28 +35,42 @@ const SHIM_DIR = ".demo";
 const MAX_REPLAY_BYTES = 48 * 1024;
 const MAX_REPLAY_LINES = 1900;
 
+/**
+ * Every shim is this script. Pi runs a turn's tool calls in parallel, so outputs are keyed by the
+ * command line (and how often it ran), never by a global counter.
+ */
 export const SHIM_SCRIPT = `#!/bin/sh
-# ledgerline demo toolchain: prints the next output recorded by test/demo/session.ts, in order.
+# ledgerline demo toolchain: prints the output test/demo/session.ts recorded for this command line.
 d=$(dirname "$0")/..
-n=$(( $(cat "$d/count" 2>/dev/null || echo 0) + 1 ))
-echo "$n" > "$d/count"
-want=$(cat "$d/out/$n.cmd" 2>/dev/null)
 got="$(basename "$0") $*"
-if [ "$want" != "$got" ]; then
-	echo "demo shim: call $n expected '$want', got '$got'" >&2
+key=$(printf '%s' "$got" | tr -c 'A-Za-z0-9' '_')
+mkdir -p "$d/seen"
+n=$(( $(cat "$d/seen/$key" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$d/seen/$key"
+if [ ! -f "$d/out/$key.$n.txt" ]; then
+	echo "demo shim: no recorded output #$n for '$got'" >&2
 	exit 97
 fi
-cat "$d/out/$n.txt"
-exit "$(cat "$d/out/$n.code")"
+cat "$d/out/$key.$n.txt"
+exit "$(cat "$d/out/$key.$n.code")"
 `;
 
+/** The file name a command line's outputs are stored under (what the shim's tr computes). */
+export function replayKey(argv: string): string {
+	return argv.replace(/[^A-Za-z0-9]/g, "_");
+}
+
 export class Story {
+	/** The sandbox as it starts: files as first written, before any of the agent's edits. */
 	readonly files: Record<string, string> = {};
+	/** The files as the agent's edits and writes leave them, to check that each edit applies. */
+	private readonly current: Record<string, string> = {};
 	readonly phases: Phase[] = [];
 	/** Lines added and removed per edited file, for `git diff --stat`. */
 	readonly changes = new Map<string, { added: number; removed: number }>();
 	private readonly ids: Seeded;
-	private replays = 0;
+	/** How many outputs are recorded per command line. */
+	private readonly replays = new Map<string, number>();
 	private turnCount = 0;
 
 	constructor(seed: number) {
@@ -75,10 +89,12 @@ export class Story {
 
 	file(path: string, text: string): void {
 		this.files[path] = text;
+		this.current[path] = text;
 	}
 
+	/** A file's content at this point of the session. */
 	text(path: string): string {
-		const text = this.files[path];
+		const text = this.current[path];
 		if (text === undefined) throw new Error(`demo session: no file ${path}`);
 		return text;
 	}
@@ -104,6 +120,8 @@ export class Story {
 
 	/** One assistant response making `calls` (in parallel, as models do), with optional narration. */
 	step(say: string | undefined, ...calls: Array<Omit<ToolCall, "id">>): void {
+		const commands = calls.map((c) => c.args.command).filter((c) => c !== undefined);
+		if (new Set(commands).size < commands.length) throw new Error("demo session: one command twice in one turn");
 		const turn: Turn = {
 			kind: "calls",
 			id: this.nextTurnId(),
@@ -140,16 +158,17 @@ export class Story {
 		if (replay) {
 			const argv = command.replace(/\s*(2>&1|\|).*$/, "");
 			if (!SHIMS.includes(argv.split(" ")[0] ?? "")) throw new Error(`demo session: no shim for ${command}`);
+			if (!/^[\x20-\x7e]+$/.test(argv)) throw new Error(`demo session: shim command lines are ASCII: ${argv}`);
 			const bytes = Buffer.byteLength(replay.text);
 			const lines = replay.text.split("\n").length;
 			if (bytes > MAX_REPLAY_BYTES || lines > MAX_REPLAY_LINES) {
 				throw new Error(`demo session: output of "${command}" is ${bytes} bytes / ${lines} lines, over Pi's limit`);
 			}
-			this.replays++;
-			const n = String(this.replays);
-			this.files[`${SHIM_DIR}/out/${n}.cmd`] = `${argv}\n`;
-			this.files[`${SHIM_DIR}/out/${n}.txt`] = replay.text;
-			this.files[`${SHIM_DIR}/out/${n}.code`] = `${replay.code ?? 0}\n`;
+			const key = replayKey(argv);
+			const n = (this.replays.get(key) ?? 0) + 1;
+			this.replays.set(key, n);
+			this.files[`${SHIM_DIR}/out/${key}.${n}.txt`] = replay.text;
+			this.files[`${SHIM_DIR}/out/${key}.${n}.code`] = `${replay.code ?? 0}\n`;
 		}
 		return { name: "bash", args: { command } };
 	}
@@ -160,7 +179,7 @@ export class Story {
 	}
 
 	edit(path: string, edits: Edit[]): Omit<ToolCall, "id"> {
-		this.files[path] = applyEdits(path, this.text(path), edits);
+		this.current[path] = applyEdits(path, this.text(path), edits);
 		const c = this.changes.get(path) ?? { added: 0, removed: 0 };
 		for (const e of edits) {
 			const before = e.oldText.split("\n");
@@ -173,7 +192,7 @@ export class Story {
 	}
 
 	write(path: string, content: string): Omit<ToolCall, "id"> {
-		this.files[path] = content;
+		this.current[path] = content;
 		this.changes.set(path, { added: content.split("\n").length - 1, removed: 0 });
 		return { name: "write", args: { path, content } };
 	}
