@@ -2,6 +2,7 @@
  * The footer line: one glanceable summary, rendered as a plain string.
  *   ⧉ context-fold ×3 · ~41k tok masked · next fold: 3.1k/9.6k maskable · cache avg 66%
  */
+import { type AccountingReport, foldValue, type Prices } from "./accounting.ts";
 import type { FoldPlan } from "./plan.ts";
 import { formatTokens } from "./tokens.ts";
 
@@ -32,4 +33,81 @@ export function renderGauge(plan: Pick<FoldPlan, "state" | "armed" | "mass" | "g
 	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	if (!plan.armed) return `next fold at ${Math.round(g.thresholdFraction * 100)}% ctx`;
 	return `next fold: ${formatTokens(Math.min(plan.mass, g.step))}/${formatTokens(g.step)} maskable`;
+}
+
+export interface StatusFlags {
+	/** A fold never reached the provider (the whole old prompt was read back from cache). */
+	offWire?: boolean;
+	/** A second compaction forced by the threshold or an overflow. */
+	secondForcedCompaction?: boolean;
+	/** Nothing left to fold, and what remains is over half the window. */
+	irreducible?: boolean;
+	/** Cold (no cache read on the last response) while carrying more than a fresh start would cost. */
+	coldCarry?: boolean;
+	/** Codes recalled again and again. */
+	recallChurn?: readonly string[];
+}
+
+export interface StatusInput {
+	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage"> | null;
+	events: number;
+	accounting: AccountingReport;
+	/** Model prices per million tokens, when the model declares them. */
+	prices?: Prices;
+	flags: StatusFlags;
+}
+
+/** The full status text shown by `/context-fold status` (and, later, by the CLI). */
+export function renderStatus(input: StatusInput): string {
+	const { plan, accounting: a } = input;
+	const lines = ["context-fold status"];
+	lines.push(
+		`  folds: ${input.events} event(s), ${plan?.maskedBlocks ?? 0} block(s) masked, ~${formatTokens(plan?.maskedTokens ?? 0)} tok out of every request`,
+	);
+	if (plan === null) {
+		lines.push("  position: no request yet");
+	} else {
+		const g = plan.geometry;
+		const pct = g
+			? ` (${Math.round((plan.usage.tokens / g.window) * 100)}% of ${formatTokens(g.window)}, budget ${formatTokens(g.budget)})`
+			: "";
+		lines.push(
+			`  position: usage ~${formatTokens(plan.usage.tokens)} ${plan.usage.source}${pct}; ${renderGauge(plan)}`,
+		);
+	}
+	const last = a.perTurn.at(-1);
+	lines.push(
+		a.sessionRatio === null
+			? "  cache: no usage reported yet"
+			: `  cache: ${pct100(a.sessionRatio)} hit over the session${last !== undefined ? `, ${pct100(last)} on the last response` : ""} (${a.responses} responses)`,
+	);
+	if (a.changes.length > 0) {
+		const charged = a.changes.filter((c) => c.reprefilled !== null).length;
+		const cost = a.writesReported
+			? `re-prefilled ~${formatTokens(a.reprefilled)} tok because folds moved the prefix (${charged} of ${a.changes.length} change(s) answered)`
+			: `re-prefill ~${formatTokens(a.reprefilled)} tok from cache reads; writes unreported by this provider, so their cost is not shown`;
+		lines.push(`  fold cost: ~${formatTokens(a.maskedSent)} tok not sent so far; ${cost}`);
+		if (input.prices !== undefined && a.writesReported) {
+			const v = foldValue(a, input.prices);
+			lines.push(
+				`  net: ${v.net >= 0 ? "+" : "-"}$${Math.abs(v.net).toFixed(4)} (saved $${v.saved.toFixed(4)} at cache-read price, paid $${v.cost.toFixed(4)} in re-writes)`,
+			);
+		}
+	}
+	const flags: string[] = [];
+	if (input.flags.offWire) flags.push("a fold was committed but never reached the provider (see docs: wire watchdog)");
+	if (input.flags.secondForcedCompaction) flags.push("second forced compaction: consider /fold-handoff");
+	if (input.flags.irreducible) flags.push("irreducible context is past half the window");
+	if (input.flags.coldCarry) flags.push("cold cache with a large carry: a fresh start (/fold-handoff) would cost less");
+	if (input.flags.recallChurn && input.flags.recallChurn.length > 0) {
+		flags.push(
+			`recall churn: ${input.flags.recallChurn.map((c) => `{#${c}}`).join(", ")} recalled repeatedly (unfold may be cheaper)`,
+		);
+	}
+	lines.push(flags.length === 0 ? "  flags: none" : `  flags:\n${flags.map((f) => `    ⚠ ${f}`).join("\n")}`);
+	return lines.join("\n");
+}
+
+function pct100(r: number): string {
+	return `${Math.round(r * 100)}%`;
 }

@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { isDisabled, type ResolvedSettings } from "../../core/settings.ts";
-import { renderFooter } from "../../core/status.ts";
+import { renderFooter, renderStatus } from "../../core/status.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { Ledger } from "../../store/ledger.ts";
 import { MemoryOriginals } from "../../store/originals.ts";
@@ -21,6 +21,8 @@ import { RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
 import type { PiEntry, PiMessage } from "./view.ts";
 
 export const STATUS_KEY = "context-fold";
+/** The same code recalled this many times is "churn": unfolding it once would be cheaper. */
+export const RECALL_CHURN = 3;
 
 export default function contextFold(pi: ExtensionAPI): void {
 	const env = process.env;
@@ -42,7 +44,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return;
 	}
 
-	let resolved: ResolvedSettings = loadSettings(env);
+	const resolved: ResolvedSettings = loadSettings(env);
 	let state = new BranchState();
 	/** The session's ledger, or null for an ephemeral session (then originals live in memory). */
 	let ledger: Ledger | null = null;
@@ -58,8 +60,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 		if (!ctx.hasUI) return;
 		try {
 			const plan = lastOutcome?.plan;
+			const flags = state.accounting().offWire ? ["⚠ fold not on wire"] : [];
 			const text = plan
-				? renderFooter({ plan, events: state.index.layers.length, cacheAvg: state.cacheAvg() })
+				? renderFooter({ plan, events: state.index.layers.length, cacheAvg: state.cacheAvg(), flags })
 				: `⧉ context-fold ×${state.index.layers.length} · waiting for the first request`;
 			ctx.ui.setStatus(STATUS_KEY, text);
 		} catch {
@@ -95,6 +98,54 @@ export default function contextFold(pi: ExtensionAPI): void {
 		}
 	};
 
+	const recallCounts = new Map<string, number>();
+
+	/** After a response: bring the accounting up to date, run the wire watchdog, refresh the footer. */
+	const afterResponse = (ctx: ExtensionContext) => {
+		try {
+			state.sync(ctx.sessionManager.getBranch() as unknown as PiEntry[]);
+			if (state.accounting().offWire) {
+				notices.once(
+					ctx,
+					"off-wire",
+					"a fold was committed but the provider still read the whole old prompt from cache: the rewrite never reached the wire (another extension or transport may be re-sending the original history). Folding is on record and recall works; the savings are not happening.",
+					"warning",
+				);
+			}
+		} catch (error) {
+			notices.once(ctx, "accounting", `accounting skipped: ${(error as Error).message}`, "warning");
+		}
+		showFooter(ctx);
+	};
+
+	const statusText = (ctx: ExtensionContext): string => {
+		const a = state.accounting();
+		const plan = lastOutcome?.plan ?? null;
+		const cost = (
+			ctx.model as { cost?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } } | undefined
+		)?.cost;
+		const churn = [...recallCounts].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c);
+		return renderStatus({
+			plan,
+			events: state.index.layers.length,
+			accounting: a,
+			...(cost && {
+				prices: {
+					input: cost.input ?? 0,
+					output: cost.output ?? 0,
+					cacheRead: cost.cacheRead ?? 0,
+					cacheWrite: cost.cacheWrite ?? 0,
+				},
+			}),
+			flags: {
+				offWire: a.offWire,
+				irreducible:
+					plan !== null && plan.geometry !== null && plan.mass === 0 && plan.usage.tokens > plan.geometry.window / 2,
+				recallChurn: churn,
+			},
+		});
+	};
+
 	registerTools(pi, {
 		sources: () => {
 			if (sessionCtx) {
@@ -111,7 +162,13 @@ export default function contextFold(pi: ExtensionAPI): void {
 			pi.appendEntry(CUSTOM_TYPE, record);
 			state.commit(record);
 		},
+		onRecall: (codes) => {
+			for (const c of codes) recallCounts.set(c, (recallCounts.get(c) ?? 0) + 1);
+		},
 	});
+
+	pi.on("turn_end", (_event, ctx) => afterResponse(ctx));
+	pi.on("agent_end", (_event, ctx) => afterResponse(ctx));
 
 	pi.on("session_start", (_event, ctx) => {
 		state = new BranchState();
@@ -191,16 +248,12 @@ export default function contextFold(pi: ExtensionAPI): void {
 	pi.registerCommand("context-fold", {
 		description: "context-fold status",
 		handler: async (_args, ctx) => {
-			resolved = loadSettings(env);
-			const p = lastOutcome?.plan;
-			const lines = [
-				`context-fold: ${state.index.layers.length} fold event(s), ${state.index.byKey.size} block(s) masked`,
-				p
-					? `usage ~${formatTokens(p.usage.tokens)} (${p.usage.source})${p.geometry ? ` of ${formatTokens(p.geometry.window)}, budget ${formatTokens(p.geometry.budget)}` : ""}, state ${p.state}`
-					: "no request seen yet",
-				`cache avg ${fmtRatio(state.cacheAvg())}`,
-			];
-			notices.say(ctx, lines.join("\n"), "info");
+			try {
+				state.sync(ctx.sessionManager.getBranch() as unknown as PiEntry[]);
+			} catch {
+				// Status still renders from the state already held.
+			}
+			notices.say(ctx, statusText(ctx), "info");
 		},
 	});
 }

@@ -3,27 +3,25 @@
  * custom entries, so state follows the branch: a layer committed on one branch never masks messages
  * on another, and a resumed session rebuilds exactly the state it had.
  */
+import { type AccountingEvent, type AccountingReport, accountSession } from "../../core/accounting.ts";
 import type { DigestFacts } from "../../core/digest.ts";
 import { addRecord, emptyIndex, type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
+import { estimateTokens } from "../../core/tokens.ts";
 import { messageKey, type PiContent, type PiEntry, type PiMessage, ViewCache } from "./view.ts";
 
 /** customType of every entry context-fold appends. */
 export const CUSTOM_TYPE = "context-fold";
 
-type UsageLike = { input?: number; cacheRead?: number; cacheWrite?: number };
-
-export interface CacheTotals {
-	/** Responses with usage. */
-	responses: number;
-	prompt: number;
-	cacheRead: number;
-	cacheWrite: number;
-}
+type UsageLike = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
 
 export class BranchState {
 	index: MaskIndex = emptyIndex();
 	everCacheRead = false;
-	totals: CacheTotals = { responses: 0, prompt: 0, cacheRead: 0, cacheWrite: 0 };
+	/** Usage, folds and unfolds on the active branch, in order: the input of the accounting. */
+	private events: AccountingEvent[] = [];
+	private report: AccountingReport | null = null;
+	/** Timestamp of the newest response on the branch (the idle clock starts there). */
+	lastResponseAt = 0;
 	/** Records on the branch that failed validation (hand-edited or from a newer version). */
 	invalidRecords = 0;
 	private readonly byKey = new Map<string, string | null>();
@@ -57,6 +55,15 @@ export class BranchState {
 			if (this.seqs.has(record.seq)) return;
 			this.seqs.add(record.seq);
 			for (const b of record.blocks) this.facts.delete(`${b.entryId}:${b.blockIndex}`);
+			const saved = record.blocks.reduce((n, b) => n + Math.max(0, b.tokens - estimateTokens(b.digest.length)), 0);
+			this.push({ type: "fold", seq: record.seq, saved });
+		} else {
+			const fresh = record.codes.filter((c) => !this.index.unfolded.has(c));
+			if (fresh.length === 0) return;
+			for (const code of fresh) {
+				const b = this.index.byCode.get(code);
+				if (b) this.push({ type: "unfold", code, restored: Math.max(0, b.tokens - estimateTokens(b.digest.length)) });
+			}
 		}
 		addRecord(this.index, record);
 	}
@@ -79,13 +86,15 @@ export class BranchState {
 	}
 
 	cacheAvg(): number | null {
-		return this.totals.prompt > 0 ? this.totals.cacheRead / this.totals.prompt : null;
+		return this.accounting().sessionRatio;
 	}
 
 	private reset(): void {
 		this.index = emptyIndex();
 		this.everCacheRead = false;
-		this.totals = { responses: 0, prompt: 0, cacheRead: 0, cacheWrite: 0 };
+		this.events = [];
+		this.report = null;
+		this.lastResponseAt = 0;
 		this.invalidRecords = 0;
 		this.byKey.clear();
 		this.raw.clear();
@@ -101,12 +110,17 @@ export class BranchState {
 			const key = messageKey(entry.message);
 			this.byKey.set(key, this.byKey.has(key) ? null : entry.id);
 			this.raw.set(entry.id, entry.message);
-			if (entry.message.role === "assistant") this.countUsage(entry.message.usage);
+			if (entry.message.role === "assistant") {
+				const m = entry.message;
+				this.lastResponseAt = typeof m.timestamp === "number" ? m.timestamp : this.lastResponseAt;
+				if (m.stopReason !== "error" && m.stopReason !== "aborted")
+					this.countUsage(m.usage, this.lastResponseAt, false);
+			}
 			return;
 		}
 		if (entry.type === "usage") {
 			// Pi 0.86+ cache-warming refreshes: real provider traffic, never a user turn.
-			this.countUsage(entry.usage as UsageLike | undefined);
+			this.countUsage(entry.usage as UsageLike | undefined, Date.parse(String(entry.timestamp)) || 0, true);
 			return;
 		}
 		if (entry.type === "custom" && entry.customType === CUSTOM_TYPE) {
@@ -119,16 +133,28 @@ export class BranchState {
 		}
 	}
 
-	private countUsage(usage: UsageLike | undefined): void {
+	private countUsage(usage: UsageLike | undefined, timestamp: number, warm: boolean): void {
 		if (usage === undefined || usage === null || typeof usage !== "object") return;
-		const read = pos(usage.cacheRead);
-		const prompt = pos(usage.input) + read + pos(usage.cacheWrite);
-		if (prompt <= 0) return;
-		this.totals.responses++;
-		this.totals.prompt += prompt;
-		this.totals.cacheRead += read;
-		this.totals.cacheWrite += pos(usage.cacheWrite);
-		if (read > 0) this.everCacheRead = true;
+		const u = {
+			input: pos(usage.input),
+			output: pos(usage.output),
+			cacheRead: pos(usage.cacheRead),
+			cacheWrite: pos(usage.cacheWrite),
+		};
+		if (u.input + u.cacheRead + u.cacheWrite <= 0) return;
+		this.push({ type: "response", usage: u, timestamp, ...(warm && { warm: true }) });
+		if (u.cacheRead > 0) this.everCacheRead = true;
+	}
+
+	private push(event: AccountingEvent): void {
+		this.events.push(event);
+		this.report = null;
+	}
+
+	/** The accounting over the active branch (computed when asked, cached until the next event). */
+	accounting(): AccountingReport {
+		this.report ??= accountSession(this.events);
+		return this.report;
 	}
 }
 
