@@ -14,7 +14,7 @@ import {
 import { deriveCode, type Hash, renderDigest, utf8Length } from "./digest.ts";
 import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock, type MaskIndex } from "./layers.ts";
 import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
-import { selectCandidates } from "./policy/select.ts";
+import { DIGEST_TOKEN_ESTIMATE, selectCandidates } from "./policy/select.ts";
 import type { Settings } from "./settings.ts";
 import { estimateTokens } from "./tokens.ts";
 
@@ -152,11 +152,16 @@ export function planFold(input: PlanInput): FoldPlan {
 	const taken = new Set(index.byCode.keys());
 	const blocks: MaskedBlock[] = [];
 	let saved = 0;
+	/** Mass of candidates this event could not fold (rejected at commit): what the gauge shows next. */
+	let leftover = 0;
 	for (const c of candidates) {
 		const m = messages[c.messageIndex] as ViewMessage;
 		const block = m.blocks[c.blockIndex];
 		if (block === undefined || m.entryId === null) continue;
-		if (input.verify !== undefined && !input.verify(m.entryId, c.blockIndex, block.text)) continue;
+		if (input.verify !== undefined && !input.verify(m.entryId, c.blockIndex, block.text)) {
+			leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
+			continue;
+		}
 		const kind = m.role === "toolResult" ? "toolResult" : "thinking";
 		const code = deriveCode(input.hash, m.entryId, c.blockIndex, taken);
 		const rendered = renderDigest({
@@ -169,7 +174,10 @@ export function planFold(input: PlanInput): FoldPlan {
 			...(block.facts !== undefined && { facts: block.facts }),
 		});
 		const digestTokens = estimateTokens(rendered.digest.length);
-		if (digestTokens >= c.tokens) continue;
+		if (digestTokens >= c.tokens) {
+			leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
+			continue;
+		}
 		taken.add(code);
 		const masked: MaskedBlock = {
 			code,
@@ -215,6 +223,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		state: "fold",
 		layer,
 		usageAfter,
+		mass: Math.max(0, leftover),
 		maskedBlocks: maskedBlocks + blocks.length,
 		maskedTokens: maskedTokens + saved,
 	};

@@ -14,24 +14,32 @@ export interface FooterInput {
 	cacheAvg: number | null;
 	/** Extra flags appended at the end, e.g. "⚠ fold not on wire". */
 	flags?: readonly string[];
+	/**
+	 * The entry threshold as of now, when it changed since the plan was made (the first cache read
+	 * arrived with the response): the gauge shows the threshold that will apply to the next request.
+	 */
+	thresholdFraction?: number;
 }
 
 export function renderFooter(input: FooterInput): string {
 	const { plan } = input;
 	const parts = [`⧉ context-fold ×${input.events}`];
 	parts.push(`~${formatTokens(plan.maskedTokens)} tok masked`);
-	parts.push(renderGauge(plan));
+	parts.push(renderGauge(plan, input.thresholdFraction));
 	if (input.cacheAvg !== null) parts.push(`cache avg ${Math.round(input.cacheAvg * 100)}%`);
 	for (const flag of input.flags ?? []) parts.push(flag);
 	return parts.join(" · ");
 }
 
 /** The ladder's trigger gauge: whichever fold condition is binding right now. */
-export function renderGauge(plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry">): string {
+export function renderGauge(
+	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry">,
+	thresholdFraction?: number,
+): string {
 	const g = plan.geometry;
 	if (g === null) return "next fold: window unknown";
 	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
-	if (!plan.armed) return `next fold at ${Math.round(g.thresholdFraction * 100)}% ctx`;
+	if (!plan.armed) return `next fold at ${Math.round((thresholdFraction ?? g.thresholdFraction) * 100)}% ctx`;
 	return `next fold: ${formatTokens(Math.min(plan.mass, g.step))}/${formatTokens(g.step)} maskable`;
 }
 

@@ -62,7 +62,13 @@ export async function runArm(o: ArmOptions): Promise<ArmResult> {
 			PATH: `${join(s.sandbox.cwd, o.session.binDir)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
 			...(o.fold ? {} : { CONTEXTFOLD: "0" }),
 		};
-		const rpc = await startRpc({ version: o.version, sandbox: s.sandbox, extensions: [o.bundle], env, timeoutMs: 60_000 });
+		const rpc = await startRpc({
+			version: o.version,
+			sandbox: s.sandbox,
+			extensions: [o.bundle],
+			env,
+			timeoutMs: 60_000,
+		});
 		s.defer(() => rpc.close());
 		const state = await rpc.getState();
 		for (const phase of o.session.phases) await rpc.promptAndWait(phase.prompt, { timeoutMs: 90_000 });

@@ -4,14 +4,18 @@
  * line, which by then is long out of view.
  */
 import {
+	AMOUNTS,
 	firstTest,
 	globalSetup,
 	integrationSuites,
+	migrationsTs,
 	numericFailure,
 	postgresLog,
 	snapshotFailure,
+	snapshotFile,
 	toFixedFailure,
 } from "./integration.ts";
+import { npmTree } from "./npm-tree.ts";
 import type { SourceModule } from "./project.ts";
 import type { Seeded } from "./seeded.ts";
 import {
@@ -39,45 +43,6 @@ export interface Context {
 }
 
 const INT = "vitest run -c vitest.integration.config.ts";
-const AMOUNTS = ["129.90", "48.00", "1250.00", "19.99", "310.45", "7.50"];
-
-function snapshotFile(r: Seeded, firstName: string): string {
-	const out = ["// Vitest Snapshot v1, https://vitest.dev/guide/snapshot.html", ""];
-	for (let i = 0; i < 12; i++) {
-		const name = i === 0 ? firstName : `GET /invoices/:id > fixture ${String(i).padStart(2, "0")}`;
-		out.push(`exports[\`${name} 1\`] = \``, "{", '  "currency": "EUR",', `  "id": "inv_${String(184 + i).padStart(6, "0")}",`);
-		out.push('  "lines": [');
-		for (let l = 0; l < r.int(2, 4); l++) {
-			out.push("    {", `      "amount": "${r.pick(AMOUNTS)}",`, `      "description": "Seat license ${l + 1}",`);
-			out.push(`      "quantity": ${r.int(1, 12)},`, '      "taxRate": "0.19",', "    },");
-		}
-		out.push("  ],", `  "status": "${r.pick(["draft", "open", "paid"])}",`, `  "total": "${r.pick(AMOUNTS)}",`, "}", "`;", "");
-	}
-	return out.join("\n");
-}
-
-const DEPS: Array<[string, string[]]> = [
-	["decimal-kit@3.0.0", []],
-	["fastify@4.28.1", ["@fastify/ajv-compiler@3.6.0", "@fastify/error@3.4.1", "@fastify/fast-json-stringify-compiler@4.3.0", "abstract-logging@2.0.1", "avvio@8.4.0", "fast-content-type-parse@1.1.0", "find-my-way@8.2.2", "light-my-request@5.14.0", "pino@9.5.0 deduped", "process-warning@3.0.0", "proxy-addr@2.0.7", "rfdc@1.4.1", "secure-json-parse@2.7.0", "semver@7.6.3", "toad-cache@3.7.0"]],
-	["pg@8.13.1", ["pg-connection-string@2.7.0", "pg-pool@3.7.0", "pg-protocol@1.7.0", "pg-types@2.2.0", "pgpass@1.0.5"]],
-	["pino@9.5.0", ["atomic-sleep@1.0.0", "fast-redact@3.5.0", "on-exit-leak-free@2.1.2", "pino-abstract-transport@2.0.0", "pino-std-serializers@7.0.0", "process-warning@4.0.0", "quick-format-unescaped@4.0.4", "real-require@0.2.0", "safe-stable-stringify@2.5.0", "sonic-boom@4.2.0", "thread-stream@3.1.0"]],
-	["@types/node@22.10.2", ["undici-types@6.20.0"]],
-	["@types/pg@8.11.10", ["@types/node@22.10.2 deduped", "pg-protocol@1.7.0 deduped", "pg-types@4.0.2"]],
-	["eslint@8.57.1", ["@eslint-community/eslint-utils@4.4.1", "@eslint-community/regexpp@4.12.1", "@eslint/eslintrc@2.1.4", "@eslint/js@8.57.1", "@humanwhocodes/config-array@0.13.0", "@humanwhocodes/module-importer@1.0.1", "ajv@6.12.6", "chalk@4.1.2", "cross-spawn@7.0.6", "debug@4.4.0", "doctrine@3.0.0", "escape-string-regexp@4.0.0", "eslint-scope@7.2.2", "espree@9.6.1", "esquery@1.6.0", "file-entry-cache@6.0.1", "glob-parent@6.0.2", "globals@13.24.0", "ignore@5.3.2", "js-yaml@4.1.0", "levn@0.4.1", "minimatch@3.1.2", "optionator@0.9.4", "strip-ansi@6.0.1", "text-table@0.2.0"]],
-	["typescript@5.6.3", []],
-	["vitest@2.1.9", ["@vitest/expect@2.1.9", "@vitest/mocker@2.1.9", "@vitest/pretty-format@2.1.9", "@vitest/runner@2.1.9", "@vitest/snapshot@2.1.9", "@vitest/spy@2.1.9", "@vitest/utils@2.1.9", "chai@5.1.2", "debug@4.4.0 deduped", "expect-type@1.1.0", "magic-string@0.30.17", "pathe@1.1.2", "std-env@3.8.0", "tinybench@2.9.0", "tinyexec@0.3.2", "tinypool@1.0.2", "tinyrainbow@1.2.0", "vite@5.4.11", "vite-node@2.1.9", "why-is-node-running@2.3.0"]],
-];
-
-function npmTree(r: Seeded): string {
-	const out = ["ledgerline@4.2.0 /home/dev/ledgerline"];
-	for (const [i, [dep, subs]] of DEPS.entries()) {
-		const last = i === DEPS.length - 1;
-		out.push(`${last ? "└" : "├"}─┬ ${dep}`.replace("─┬", subs.length > 0 ? "─┬" : "──"));
-		for (const [k, sub] of subs.entries()) out.push(`${last ? " " : "│"} ${k === subs.length - 1 ? "└" : "├"}── ${sub}`);
-	}
-	if (r.chance(2)) out.push("");
-	return `${out.join("\n")}\n`;
-}
 
 function phase2Diff(): string {
 	const hunk = (path: string, at: number, before: string, after: string[]) =>
@@ -104,27 +69,6 @@ function phase2Diff(): string {
 	].join("\n")}\n`;
 }
 
-function migrationsTs(): string {
-	const tables: Array<[string, string[]]> = [
-		["customers", ["id text primary key", "name text not null", "currency char(3) not null"]],
-		["invoices", ["id text primary key", "customer_id text references customers", "status text not null", "total numeric(14, 2)"]],
-		[
-			"invoice_lines",
-			["invoice_id text references invoices", "position int", "description text", "quantity int", "unit_price numeric(14, 2)", "amount numeric(14, 2)", "currency char(3)"],
-		],
-		["payments", ["id text primary key", "invoice_id text references invoices", "amount numeric(14, 2)", "captured_at timestamptz"]],
-		["credits", ["id text primary key", "customer_id text references customers", "amount numeric(14, 2)", "reason text"]],
-	];
-	const out = ['import type pg from "pg";', "", "export const MIGRATIONS: Array<[string, string]> = ["];
-	for (const [i, [table, cols]] of tables.entries()) {
-		out.push(`\t["${String(i + 1).padStart(4, "0")}_${table}", \``, `\t\tcreate table ${table} (`);
-		out.push(...cols.map((c, k) => `\t\t\t${c}${k < cols.length - 1 ? "," : ""}`), "\t\t)", "\t`],");
-	}
-	out.push("];", "", "export async function migrate(pool: pg.Pool): Promise<void> {");
-	out.push("\tfor (const [name, sql] of MIGRATIONS) {", "\t\tawait pool.query(sql);", '\t\tconsole.log(`[migrate] ${name}.sql applied`);', "\t}", "}", "");
-	return out.join("\n");
-}
-
 export function integrationSession(story: Story, r: Seeded, ctx: Context): void {
 	const ints = integrationSuites(r);
 	const summary = ctx.modules.get("src/reports/summary.ts") as SourceModule;
@@ -144,12 +88,20 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 	];
 	const snapshotTest = firstTest(ints, api, "GET /invoices/:id", 0);
 	const snapshot = snapshotFailure(api, snapshotTest, AMOUNTS.slice(0, 3));
-	const toFixed = toFixedFailure(rep, firstTest(ints, rep, "monthly summary", 0), toFixedAt, SUMMARY_TOFIXED_LINE.indexOf("toFixed") + 1);
+	const toFixed = toFixedFailure(
+		rep,
+		firstTest(ints, rep, "monthly summary", 0),
+		toFixedAt,
+		SUMMARY_TOFIXED_LINE.indexOf("toFixed") + 1,
+	);
 	const intRun = (list: Suite[], failures: Failure[], verbose: boolean, npm = true): Replay => {
 		const out = vitestOutput({ suites: list, failures, verbose, startAt: ctx.startAt(), r, preamble: globalSetup(r) });
 		const banner = npm ? npmBanner("test:integration", INT) : "";
 		if (failures.length === 0) return { text: `${banner}${out}` };
-		return { text: `${banner}${out}${npm ? npmErr("test:integration", INT, 1, "2025-03-11T09_52_40_311Z") : ""}`, code: 1 };
+		return {
+			text: `${banner}${out}${npm ? npmErr("test:integration", INT, 1, "2025-03-11T09_52_40_311Z") : ""}`,
+			code: 1,
+		};
 	};
 	story.file("src/db/serialize.ts", SERIALIZE_TS);
 	story.file("src/db/migrations.ts", migrationsTs());
@@ -162,7 +114,10 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 	story.prompt(
 		"Nice work. The integration suite is failing as well (`npm run test:integration`; it starts its own postgres in docker). Can you fix that too?",
 	);
-	story.step(undefined, story.bash("npm run test:integration 2>&1", intRun(ints, [...numeric, snapshot, toFixed], false)));
+	story.step(
+		undefined,
+		story.bash("npm run test:integration 2>&1", intRun(ints, [...numeric, snapshot, toFixed], false)),
+	);
 	story.step(
 		"Postgres rejects the amounts: it receives decimal-kit 3's JSON form. Checking the database log.",
 		story.bash("docker compose -f docker-compose.test.yml logs db --tail 150 2>&1", {
@@ -172,14 +127,22 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 	story.step(
 		undefined,
 		story.bash("docker compose -f docker-compose.test.yml ps", {
-			text: "NAME              IMAGE                  COMMAND                  SERVICE   CREATED         STATUS                   PORTS\nledgerline-db-1   postgres:16.4-alpine   \"docker-entrypoint.s…\"   db        2 minutes ago   Up 2 minutes (healthy)   0.0.0.0:5433->5432/tcp\n",
+			text: 'NAME              IMAGE                  COMMAND                  SERVICE   CREATED         STATUS                   PORTS\nledgerline-db-1   postgres:16.4-alpine   "docker-entrypoint.s…"   db        2 minutes ago   Up 2 minutes (healthy)   0.0.0.0:5433->5432/tcp\n',
 		}),
 	);
 	story.step(
 		"Reproducing with one suite, verbosely.",
-		story.bash(`npx ${INT} ${pay} --reporter=verbose 2>&1`, intRun(ints.filter((s) => s.path === pay), numeric.filter((f) => f.suite === pay), true, false)),
+		story.bash(
+			`npx ${INT} ${pay} --reporter=verbose 2>&1`,
+			intRun(
+				ints.filter((s) => s.path === pay),
+				numeric.filter((f) => f.suite === pay),
+				true,
+				false,
+			),
+		),
 	);
-	story.step(undefined, story.bash("npm ls --depth=1", { text: npmTree(r) }));
+	story.step(undefined, story.bash("npm ls --depth=1", { text: npmTree() }));
 	story.step(undefined, story.read("test/integration/setup.ts"), story.read("src/db/serialize.ts"));
 	story.step("Where does the repository write line amounts?", story.read("src/db/repository.ts"));
 	story.step(undefined, story.bash("cat docker-compose.test.yml"), story.read("src/db/migrations.ts"));
@@ -206,9 +169,19 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 			),
 		),
 	);
-	story.step(undefined, story.bash("docker compose -f docker-compose.test.yml logs db --tail 40 2>&1", { text: postgresLog(r, [], 40) }));
-	story.step("Repository tests pass. Running the whole integration suite again.", story.bash("npm run test:integration 2>&1", intRun(ints, [snapshot, toFixed], false)));
-	story.step("The API snapshot now sees `{ $decimal }` objects.", story.read(snapPath), story.read("src/api/handlers.ts"));
+	story.step(
+		undefined,
+		story.bash("docker compose -f docker-compose.test.yml logs db --tail 40 2>&1", { text: postgresLog(r, [], 40) }),
+	);
+	story.step(
+		"Repository tests pass. Running the whole integration suite again.",
+		story.bash("npm run test:integration 2>&1", intRun(ints, [snapshot, toFixed], false)),
+	);
+	story.step(
+		"The API snapshot now sees `{ $decimal }` objects.",
+		story.read(snapPath),
+		story.read("src/api/handlers.ts"),
+	);
 	story.step(
 		undefined,
 		story.edit("src/api/handlers.ts", [
@@ -220,12 +193,25 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 		]),
 	);
 	story.step(undefined, story.bash("grep -rn 'reply.send(' src/api"));
-	story.step(undefined, story.bash(`npx ${INT} ${api} 2>&1`, intRun(ints.filter((s) => s.path === api), [], false, false)));
+	story.step(
+		undefined,
+		story.bash(
+			`npx ${INT} ${api} 2>&1`,
+			intRun(
+				ints.filter((s) => s.path === api),
+				[],
+				false,
+				false,
+			),
+		),
+	);
 	story.step("Last one: `toFixed` is gone in 3.0.", story.bash("grep -rn 'toFixed' src test"));
 	story.step(undefined, story.read("src/reports/summary.ts", { offset: Math.max(1, toFixedAt - 40), limit: 60 }));
 	story.step(
 		undefined,
-		story.edit("src/reports/summary.ts", [{ oldText: SUMMARY_TOFIXED_LINE, newText: "\t\t\tamount: toDecimal(row.amount).toString(2)," }]),
+		story.edit("src/reports/summary.ts", [
+			{ oldText: SUMMARY_TOFIXED_LINE, newText: "\t\t\tamount: toDecimal(row.amount).toString(2)," },
+		]),
 	);
 	story.step(undefined, story.bash("npm run test:integration -- --reporter=verbose 2>&1", intRun(ints, [], true)));
 	story.step(
@@ -234,7 +220,10 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 	);
 	story.step(undefined, story.bash("npm run build 2>&1", ctx.buildRun()));
 	story.step(undefined, story.bash("npm run lint 2>&1", ctx.lintRun()));
-	story.step(undefined, story.bash("git diff src/db/serialize.ts src/api/handlers.ts src/reports/summary.ts", { text: phase2Diff() }));
+	story.step(
+		undefined,
+		story.bash("git diff src/db/serialize.ts src/api/handlers.ts src/reports/summary.ts", { text: phase2Diff() }),
+	);
 	story.step(
 		undefined,
 		story.write(
@@ -243,16 +232,27 @@ export function integrationSession(story: Story, r: Seeded, ctx: Context): void 
 		),
 	);
 	story.answer(
-		"The integration suite passes now. Three decimal-kit 3 changes broke it:\n\n1. `Decimal#toJSON()` returns `{ $decimal }`, and `toParam` JSON-encoded every object, so postgres got `{\"$decimal\":\"129.90\"}` for NUMERIC columns. `toParam` now sends `toString()`.\n2. The API sent Decimal objects straight to Fastify, so the snapshot saw the new JSON form. The handler now uses `serializeRow`.\n3. `toFixed` was removed; the monthly summary uses `toString(2)`.\n\nI also wrote docs/upgrading-decimal-kit-3.md with the migration rules.",
+		'The integration suite passes now. Three decimal-kit 3 changes broke it:\n\n1. `Decimal#toJSON()` returns `{ $decimal }`, and `toParam` JSON-encoded every object, so postgres got `{"$decimal":"129.90"}` for NUMERIC columns. `toParam` now sends `toString()`.\n2. The API sent Decimal objects straight to Fastify, so the snapshot saw the new JSON form. The handler now uses `serializeRow`.\n3. `toFixed` was removed; the monthly summary uses `toString(2)`.\n\nI also wrote docs/upgrading-decimal-kit-3.md with the migration rules.',
 	);
 
 	// Phase 3: a regression test.
-	story.prompt("Great. Please add a regression test for the postgres serialization bug, so it cannot come back silently.");
+	story.prompt(
+		"Great. Please add a regression test for the postgres serialization bug, so it cannot come back silently.",
+	);
 	const dbSuite = ctx.suites.find((s) => s.path === "src/db/__tests__/repository.test.ts") as Suite;
 	story.step("Looking at how the db tests are written.", story.read(dbSuite.path, { offset: 1, limit: 80 }));
-	const regression = generateSuite(r, "src/db/__tests__/serialize-decimal.test.ts", "../serialize", ["toParam", "serializeRow"], [3, 4]);
+	const regression = generateSuite(
+		r,
+		"src/db/__tests__/serialize-decimal.test.ts",
+		"../serialize",
+		["toParam", "serializeRow"],
+		[3, 4],
+	);
 	story.step(undefined, story.write(regression.path, regression.text));
-	story.step(undefined, story.bash(`npx vitest run ${regression.path} 2>&1`, ctx.testRun([regression], [], true, false)));
+	story.step(
+		undefined,
+		story.bash(`npx vitest run ${regression.path} 2>&1`, ctx.testRun([regression], [], true, false)),
+	);
 	ctx.suites.push(regression);
 	story.step(
 		"And the integration suite once more, since it exercises the same path against postgres.",

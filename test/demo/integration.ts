@@ -5,7 +5,7 @@
 import type { Seeded } from "./seeded.ts";
 import type { Failure, Suite } from "./suites.ts";
 
-export const INTEGRATION_SUITES: Array<[string, string[]]> = [
+const INTEGRATION_SUITES: Array<[string, string[]]> = [
 	["test/integration/invoices.int.test.ts", ["invoice repository", "invoice lifecycle", "invoice numbering"]],
 	["test/integration/payments.int.test.ts", ["payment capture", "refunds", "chargebacks"]],
 	["test/integration/api.int.test.ts", ["GET /invoices/:id", "POST /invoices", "GET /customers/:id/invoices"]],
@@ -51,7 +51,9 @@ export function firstTest(suites: readonly Suite[], path: string, describe: stri
 	return `${describe} > ${test.name}`;
 }
 
-export const LINE_INSERT =
+export const AMOUNTS = ["129.90", "48.00", "1250.00", "19.99", "310.45", "7.50"];
+
+const LINE_INSERT =
 	"insert into invoice_lines (invoice_id, position, description, quantity, unit_price, amount, currency) values ($1, $2, $3, $4, $5, $6, $7)";
 
 export function numericFailure(path: string, test: string, value: string, repoLine: number): Failure {
@@ -163,4 +165,83 @@ export function postgresLog(r: Seeded, refused: readonly string[], lines: number
 		);
 	}
 	return `${out.join("\n")}\n`;
+}
+
+/** The API suite's snapshot file: amounts as plain strings, the way 2.x serialized them. */
+export function snapshotFile(r: Seeded, firstName: string): string {
+	const out = ["// Vitest Snapshot v1, https://vitest.dev/guide/snapshot.html", ""];
+	for (let i = 0; i < 12; i++) {
+		const name = i === 0 ? firstName : `GET /invoices/:id > fixture ${String(i).padStart(2, "0")}`;
+		out.push(
+			`exports[\`${name} 1\`] = \``,
+			"{",
+			'  "currency": "EUR",',
+			`  "id": "inv_${String(184 + i).padStart(6, "0")}",`,
+		);
+		out.push('  "lines": [');
+		for (let l = 0; l < r.int(2, 4); l++) {
+			out.push("    {", `      "amount": "${r.pick(AMOUNTS)}",`, `      "description": "Seat license ${l + 1}",`);
+			out.push(`      "quantity": ${r.int(1, 12)},`, '      "taxRate": "0.19",', "    },");
+		}
+		out.push(
+			"  ],",
+			`  "status": "${r.pick(["draft", "open", "paid"])}",`,
+			`  "total": "${r.pick(AMOUNTS)}",`,
+			"}",
+			"`;",
+			"",
+		);
+	}
+	return out.join("\n");
+}
+
+/** src/db/migrations.ts: the schema, NUMERIC amounts included. */
+export function migrationsTs(): string {
+	const tables: Array<[string, string[]]> = [
+		["customers", ["id text primary key", "name text not null", "currency char(3) not null"]],
+		[
+			"invoices",
+			["id text primary key", "customer_id text references customers", "status text not null", "total numeric(14, 2)"],
+		],
+		[
+			"invoice_lines",
+			[
+				"invoice_id text references invoices",
+				"position int",
+				"description text",
+				"quantity int",
+				"unit_price numeric(14, 2)",
+				"amount numeric(14, 2)",
+				"currency char(3)",
+			],
+		],
+		[
+			"payments",
+			[
+				"id text primary key",
+				"invoice_id text references invoices",
+				"amount numeric(14, 2)",
+				"captured_at timestamptz",
+			],
+		],
+		[
+			"credits",
+			["id text primary key", "customer_id text references customers", "amount numeric(14, 2)", "reason text"],
+		],
+	];
+	const out = ['import type pg from "pg";', "", "export const MIGRATIONS: Array<[string, string]> = ["];
+	for (const [i, [table, cols]] of tables.entries()) {
+		out.push(`\t["${String(i + 1).padStart(4, "0")}_${table}", \``, `\t\tcreate table ${table} (`);
+		out.push(...cols.map((c, k) => `\t\t\t${c}${k < cols.length - 1 ? "," : ""}`), "\t\t)", "\t`],");
+	}
+	out.push("];", "", "export async function migrate(pool: pg.Pool): Promise<void> {");
+	out.push(
+		"\tfor (const [name, sql] of MIGRATIONS) {",
+		"\t\tawait pool.query(sql);",
+		'\t\tconsole.log("[migrate]", name, "applied");',
+		"\t}",
+		"}",
+		"",
+	);
+	return out.join("\n");
 }

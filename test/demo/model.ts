@@ -36,7 +36,7 @@ function offers(req: RecordedRequest, tool: string): boolean {
 }
 
 /** The text from `needle` to the end of its line, in the newest tool output that holds it. */
-export function findQuote(req: RecordedRequest, needle: string): string | undefined {
+function findQuote(req: RecordedRequest, needle: string): string | undefined {
 	const results = toolResultsOf(req);
 	for (let i = results.length - 1; i >= 0; i--) {
 		for (const line of (results[i]?.text ?? "").split("\n")) {

@@ -5,12 +5,19 @@
  * which by then has been folded out of view (with context-fold) and must be recalled.
  */
 import { integrationSession } from "./integration-session.ts";
-import { type BugSite, DECIMAL_IMPORT, generateModule, type ModuleSpec, type SourceModule, siteEdits } from "./project.ts";
+import {
+	type BugSite,
+	DECIMAL_IMPORT,
+	generateModule,
+	type ModuleSpec,
+	type SourceModule,
+	siteEdits,
+} from "./project.ts";
 import { Seeded } from "./seeded.ts";
 import {
+	DECIMAL_KIT_DTS,
 	DECIMAL_SCALE_LINE,
 	decimalKitChangelog,
-	DECIMAL_KIT_DTS,
 	HANDLER_TAIL,
 	PACKAGE_JSON,
 	PROJECT_CHANGELOG,
@@ -43,7 +50,12 @@ export interface DemoSession {
 
 const MODULES: ModuleSpec[] = [
 	{ path: "src/money/decimal.ts", entity: "Money", clean: 15, sites: ["round", "from"], tail: [DECIMAL_SCALE_LINE] },
-	{ path: "src/billing/invoice.ts", entity: "Invoice", clean: 21, sites: ["from", "from", "round", "sum", "from", "round"] },
+	{
+		path: "src/billing/invoice.ts",
+		entity: "Invoice",
+		clean: 21,
+		sites: ["from", "from", "round", "sum", "from", "round"],
+	},
 	{ path: "src/billing/line-items.ts", entity: "LineItem", clean: 20, sites: ["sum", "from", "round", "from"] },
 	{ path: "src/billing/tax.ts", entity: "Tax", clean: 20, sites: ["round", "round", "from", "sum", "round"] },
 	{ path: "src/billing/discounts.ts", entity: "Discount", clean: 16, sites: ["from", "round", "sum", "from"] },
@@ -88,7 +100,10 @@ export function generateSession(): DemoSession {
 	story.file("CHANGELOG.md", PROJECT_CHANGELOG);
 	story.file("tsconfig.json", TSCONFIG);
 	story.file("tsconfig.build.json", TSCONFIG_BUILD);
-	story.file("node_modules/decimal-kit/package.json", `{ "name": "decimal-kit", "version": "3.0.0", "types": "dist/index.d.ts" }\n`);
+	story.file(
+		"node_modules/decimal-kit/package.json",
+		`{ "name": "decimal-kit", "version": "3.0.0", "types": "dist/index.d.ts" }\n`,
+	);
 	story.file("node_modules/decimal-kit/CHANGELOG.md", decimalKitChangelog(r));
 	story.file("node_modules/decimal-kit/dist/index.d.ts", DECIMAL_KIT_DTS);
 
@@ -105,6 +120,7 @@ export function generateSession(): DemoSession {
 	let clock = 0;
 	const startAt = () => `09:${String(14 + clock++).padStart(2, "0")}:${String(r.int(0, 59)).padStart(2, "0")}`;
 	let broken: BugSite[] = [...modules.values()].flatMap((m) => m.sites);
+	const errors = broken.length;
 	const fixed = (...paths: string[]) => {
 		broken = broken.filter((s) => !paths.includes(s.path));
 	};
@@ -138,7 +154,9 @@ export function generateSession(): DemoSession {
 	);
 	story.step(
 		"Let me look at the failing CI run first.",
-		story.bash("gh run view 4812 --log-failed", { text: ciLog(r, { buildLine: BUILD_LINE, sites: broken, sha: "9c41d2e" }) }),
+		story.bash("gh run view 4812 --log-failed", {
+			text: ciLog(r, { buildLine: BUILD_LINE, sites: broken, sha: "9c41d2e" }),
+		}),
 	);
 	story.step(
 		"The build fails in tsc on decimal-kit API changes. Checking what is installed and what changed recently.",
@@ -153,7 +171,7 @@ export function generateSession(): DemoSession {
 	);
 	story.step("Reproducing locally.", story.bash("npm run build 2>&1", buildRun()));
 	story.step(
-		"38 errors in 10 files, all from the decimal-kit 3 API. Reading its migration notes.",
+		`${errors} errors in ${MODULES.length} files, all from the decimal-kit 3 API. Reading its migration notes.`,
 		story.read("node_modules/decimal-kit/CHANGELOG.md"),
 	);
 	story.step(undefined, story.bash("grep -n 'from\\|round\\|sum\\|toJSON' node_modules/decimal-kit/dist/index.d.ts"));
@@ -164,11 +182,17 @@ export function generateSession(): DemoSession {
 		story.bash("grep -rn 'Decimal.sum(' src"),
 		story.bash("ls src src/billing src/api src/db src/reports src/money"),
 	);
-	story.step("I'll add a `toDecimal` helper next to the money code and use it everywhere.", story.read("src/money/decimal.ts"));
+	story.step(
+		"I'll add a `toDecimal` helper next to the money code and use it everywhere.",
+		story.read("src/money/decimal.ts"),
+	);
 	const decimal = mod("src/money/decimal.ts");
 	story.step(
 		undefined,
-		story.edit(decimal.path, [{ oldText: DECIMAL_IMPORT, newText: DECIMAL_HELPER }, ...siteEdits(decimal.sites, false)]),
+		story.edit(decimal.path, [
+			{ oldText: DECIMAL_IMPORT, newText: DECIMAL_HELPER },
+			...siteEdits(decimal.sites, false),
+		]),
 	);
 	fixed(decimal.path);
 	const fixModules = (paths: string[], splitFirst: boolean) => {
@@ -208,7 +232,11 @@ export function generateSession(): DemoSession {
 		"The build is green. Now the unit tests, to make sure behaviour did not change.",
 		story.bash("npm test 2>&1", testRun(suites, [...rounding, prorate], false)),
 	);
-	story.step("Off by one cent: a rounding-mode change. Let me see the failing tests.", story.read(tax.path), story.read(credits.path));
+	story.step(
+		"Off by one cent: a rounding-mode change. Let me see the failing tests.",
+		story.read(tax.path),
+		story.read(credits.path),
+	);
 	story.step(undefined, story.bash("grep -n 'RoundingMode\\|configure' node_modules/decimal-kit/dist/index.d.ts"));
 	story.step("Where is the rounding set up today?", story.read(decimal.path));
 	story.step(
@@ -224,7 +252,11 @@ export function generateSession(): DemoSession {
 		undefined,
 		story.bash(`npx vitest run ${tax.path} ${credits.path} 2>&1`, testRun([tax, credits], [], false, false)),
 	);
-	story.step("Now proration.", story.read(proration.path), story.read("src/billing/__tests__/invoice.test.ts", { offset: 1, limit: 120 }));
+	story.step(
+		"Now proration.",
+		story.read(proration.path),
+		story.read("src/billing/__tests__/invoice.test.ts", { offset: 1, limit: 120 }),
+	);
 	story.step(undefined, story.bash("grep -rn 'PRORATION_ROUNDING' src"));
 	story.step(
 		undefined,
@@ -240,10 +272,18 @@ export function generateSession(): DemoSession {
 	story.step(undefined, story.bash("npm run lint 2>&1", lintRun()));
 	story.step(undefined, story.bash("git diff --stat", { text: diffStat(story) }));
 	story.answer(
-		"The build and the unit tests are green again, still on decimal-kit 3.0.0.\n\n- Added `toDecimal()` in `src/money/decimal.ts`: decimal-kit 3's `Decimal.from` returns `undefined` on bad input, and we want a loud failure.\n- Replaced `round(scale)` with `toDecimalPlaces(scale, RoundingMode.HalfEven)` and parsed values before `Decimal.sum` (38 type errors in 10 files).\n- Restored banker's rounding globally (3.0 defaults to HalfUp), which fixed the one-cent test failures in tax, credits and proration.\n- New tests for `toDecimal`.\n\nOne lint warning remains (an `any` in reports/summary.ts), unrelated to the upgrade.",
+		`The build and the unit tests are green again, still on decimal-kit 3.0.0.\n\n- Added \`toDecimal()\` in \`src/money/decimal.ts\`: decimal-kit 3's \`Decimal.from\` returns \`undefined\` on bad input, and we want a loud failure.\n- Replaced \`round(scale)\` with \`toDecimalPlaces(scale, RoundingMode.HalfEven)\` and parsed values before \`Decimal.sum\` (${errors} type errors in ${MODULES.length} files).\n- Restored banker's rounding globally (3.0 defaults to HalfUp), which fixed the one-cent test failures in tax, credits and proration.\n- New tests for \`toDecimal\`.\n\nOne lint warning remains (an \`any\` in reports/summary.ts), unrelated to the upgrade.`,
 	);
 
-	integrationSession(story, r, { modules, suites, startAt, testRun, buildRun, lintRun, diffStat: () => diffStat(story) });
+	integrationSession(story, r, {
+		modules,
+		suites,
+		startAt,
+		testRun,
+		buildRun,
+		lintRun,
+		diffStat: () => diffStat(story),
+	});
 	return {
 		files: story.files,
 		executables: story.executables(),

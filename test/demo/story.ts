@@ -29,7 +29,7 @@ export interface Phase {
 }
 
 /** Commands served by the replay shims; everything else (cat, grep, ls, wc) runs for real. */
-export const SHIMS = ["npm", "npx", "gh", "git", "docker"];
+const SHIMS = ["npm", "npx", "gh", "git", "docker"];
 const SHIM_DIR = ".demo";
 /** Pi's bash tool keeps the last 50 KB / 2000 lines of output; replays stay under both. */
 const MAX_REPLAY_BYTES = 48 * 1024;
@@ -39,7 +39,7 @@ const MAX_REPLAY_LINES = 1900;
  * Every shim is this script. Pi runs a turn's tool calls in parallel, so outputs are keyed by the
  * command line (and how often it ran), never by a global counter.
  */
-export const SHIM_SCRIPT = `#!/bin/sh
+const SHIM_SCRIPT = `#!/bin/sh
 # ledgerline demo toolchain: prints the output test/demo/session.ts recorded for this command line.
 d=$(dirname "$0")/..
 got="$(basename "$0") $*"
@@ -56,7 +56,7 @@ exit "$(cat "$d/out/$key.$n.code")"
 `;
 
 /** The file name a command line's outputs are stored under (what the shim's tr computes). */
-export function replayKey(argv: string): string {
+function replayKey(argv: string): string {
 	return argv.replace(/[^A-Za-z0-9]/g, "_");
 }
 

@@ -5,7 +5,7 @@
 import type { BugSite } from "./project.ts";
 import type { Seeded } from "./seeded.ts";
 
-export const PACKAGE = "ledgerline@4.2.0";
+const PACKAGE = "ledgerline@4.2.0";
 
 /** npm's banner before a script's own output. */
 export function npmBanner(script: string, command: string): string {

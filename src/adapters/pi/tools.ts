@@ -30,6 +30,11 @@ const unfoldParams = Type.Object({
 	code: Type.String({ description: "Code of a folded block, as in {#code FOLDED}" }),
 });
 
+/** True when a tool's parameter schema is one of ours (identity, not shape). */
+export function isOurToolSchema(parameters: unknown): boolean {
+	return parameters === recallParams || parameters === unfoldParams;
+}
+
 export interface ToolDeps {
 	sources(): RecallSources;
 	recallTokens(): number;

@@ -1,0 +1,137 @@
+/**
+ * The state one context-fold instance keeps for the session it is bound to, shared by the hook,
+ * the tools, the commands and the advisories. Everything here is rebuilt on session_start.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ResolvedSettings } from "../../core/settings.ts";
+import { renderFooter, renderStatus } from "../../core/status.ts";
+import { Ledger } from "../../store/ledger.ts";
+import { MemoryOriginals } from "../../store/originals.ts";
+import { loadSettings } from "./config.ts";
+import type { HookOutcome } from "./context-hook.ts";
+import { Notices } from "./notices.ts";
+import { BranchState } from "./state.ts";
+import type { PiEntry } from "./view.ts";
+
+export const STATUS_KEY = "context-fold";
+/** The same code recalled this many times is "churn": unfolding it once would be cheaper. */
+export const RECALL_CHURN = 3;
+
+export class Runtime {
+	readonly notices = new Notices();
+	resolved: ResolvedSettings;
+	state = new BranchState();
+	/** The session's ledger, or null for an ephemeral session (then originals live in memory). */
+	ledger: Ledger | null = null;
+	memory: MemoryOriginals | undefined;
+	ctx: ExtensionContext | undefined;
+	lastOutcome: HookOutcome | undefined;
+	requests = 0;
+	readonly recallCounts = new Map<string, number>();
+	/** Extra footer flags owned by other modules (e.g. the compaction warning), by key. */
+	readonly footerFlags = new Map<string, string>();
+	private footerText: string | undefined;
+
+	constructor(
+		readonly pi: ExtensionAPI,
+		readonly env: NodeJS.ProcessEnv,
+	) {
+		this.resolved = loadSettings(env);
+	}
+
+	get settings() {
+		return this.resolved.settings;
+	}
+
+	/** Re-read the settings file and environment (after a menu edit, or on reload). */
+	reloadSettings(): void {
+		this.resolved = loadSettings(this.env);
+	}
+
+	/** Bind to the session a context belongs to: its ledger, or in-memory originals without a file. */
+	bind(ctx: ExtensionContext): void {
+		this.ctx = ctx;
+		const file = ctx.sessionManager.getSessionFile();
+		if (file) {
+			if (this.ledger?.path !== file) this.ledger = new Ledger(file);
+			this.memory = undefined;
+		} else {
+			this.ledger = null;
+			this.memory ??= new MemoryOriginals();
+		}
+	}
+
+	/** A fresh session: drop everything derived from the previous one. */
+	reset(ctx: ExtensionContext): void {
+		this.state = new BranchState();
+		this.lastOutcome = undefined;
+		this.requests = 0;
+		this.footerFlags.clear();
+		this.footerText = undefined;
+		this.bind(ctx);
+	}
+
+	/** Bring branch state up to date; returns false (and reports once) when the branch cannot be read. */
+	sync(ctx: ExtensionContext): boolean {
+		try {
+			this.state.sync(ctx.sessionManager.getBranch() as unknown as PiEntry[]);
+			return true;
+		} catch (error) {
+			this.notices.once(ctx, "sync", `could not read the session branch: ${(error as Error).message}`, "warning");
+			return false;
+		}
+	}
+
+	showFooter(ctx: ExtensionContext): void {
+		if (!ctx.hasUI) return;
+		try {
+			const plan = this.lastOutcome?.plan;
+			const flags = [...(this.state.accounting().offWire ? ["⚠ fold not on wire"] : []), ...this.footerFlags.values()];
+			const s = this.settings;
+			const text = plan
+				? renderFooter({
+						plan,
+						events: this.state.index.layers.length,
+						cacheAvg: this.state.cacheAvg(),
+						flags,
+						thresholdFraction: this.state.everCacheRead ? s.foldAt : s.coldFoldAt,
+					})
+				: `⧉ context-fold ×${this.state.index.layers.length} · waiting for the first request`;
+			// Pi redraws on every call; only send a line that changed.
+			if (text === this.footerText) return;
+			this.footerText = text;
+			ctx.ui.setStatus(STATUS_KEY, text);
+		} catch {
+			// The footer is cosmetic; a UI failure must not cost anything else.
+		}
+	}
+
+	statusText(ctx: ExtensionContext, extra: { secondForcedCompaction?: boolean; coldCarry?: boolean } = {}): string {
+		const a = this.state.accounting();
+		const plan = this.lastOutcome?.plan ?? null;
+		const cost = (
+			ctx.model as { cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>> } | undefined
+		)?.cost;
+		const churn = [...this.recallCounts].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c);
+		return renderStatus({
+			plan,
+			events: this.state.index.layers.length,
+			accounting: a,
+			...(cost && {
+				prices: {
+					input: cost.input ?? 0,
+					output: cost.output ?? 0,
+					cacheRead: cost.cacheRead ?? 0,
+					cacheWrite: cost.cacheWrite ?? 0,
+				},
+			}),
+			flags: {
+				offWire: a.offWire,
+				irreducible:
+					plan !== null && plan.geometry !== null && plan.mass === 0 && plan.usage.tokens > plan.geometry.window / 2,
+				recallChurn: churn,
+				...extra,
+			},
+		});
+	}
+}

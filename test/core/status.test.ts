@@ -1,0 +1,100 @@
+import { describe, expect, test } from "bun:test";
+import { accountSession } from "../../src/core/accounting.ts";
+import type { FoldPlan } from "../../src/core/plan.ts";
+import { ladderGeometry } from "../../src/core/policy/ladder.ts";
+import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
+import { renderFooter, renderGauge, renderStatus } from "../../src/core/status.ts";
+import { runGrowth } from "../helpers/session.ts";
+
+const geometry = ladderGeometry({ ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} }, 80_000, true);
+const plan = (over: Partial<FoldPlan>): FoldPlan =>
+	({
+		type: "fold-plan",
+		state: "accumulating",
+		substitutions: [],
+		layer: null,
+		usage: { tokens: 30_000, source: "reported" },
+		usageAfter: 30_000,
+		geometry,
+		armed: true,
+		mass: 3_100,
+		maskedBlocks: 12,
+		maskedTokens: 41_000,
+		...over,
+	}) as FoldPlan;
+
+describe("footer", () => {
+	test.each([
+		[
+			plan({ armed: false, state: "below-threshold" }),
+			"⧉ context-fold ×3 · ~41k tok masked · next fold at 45% ctx · cache avg 66%",
+		],
+		[plan({}), "⧉ context-fold ×3 · ~41k tok masked · next fold: 3.1k/9.6k maskable · cache avg 66%"],
+		[plan({ mass: 50_000 }), "⧉ context-fold ×3 · ~41k tok masked · next fold: 9.6k/9.6k maskable · cache avg 66%"],
+		[
+			plan({ state: "floor" }),
+			"⧉ context-fold ×3 · ~41k tok masked · ⚠ no more folds possible (over budget) · cache avg 66%",
+		],
+	])("%#", (p, expected) => {
+		expect(renderFooter({ plan: p, events: 3, cacheAvg: 0.66 })).toBe(expected);
+	});
+	test("no usage yet, flags, and a threshold that changed since the plan", () => {
+		expect(
+			renderFooter({
+				plan: plan({ armed: false }),
+				events: 0,
+				cacheAvg: null,
+				flags: ["⚠ fold not on wire"],
+				thresholdFraction: 0.25,
+			}),
+		).toBe("⧉ context-fold ×0 · ~41k tok masked · next fold at 25% ctx · ⚠ fold not on wire");
+		expect(renderGauge(plan({ geometry: null }))).toBe("next fold: window unknown");
+	});
+	test("right after a fold the gauge starts from zero", () => {
+		const run = runGrowth({ turns: 20, resultTokens: 3000, window: 80_000 });
+		const fold = run.plans.find((p) => p.layer !== null);
+		expect(fold?.mass).toBe(0);
+		expect(renderGauge(fold as FoldPlan)).toBe("next fold: 0/9.6k maskable");
+	});
+});
+
+describe("status", () => {
+	test("golden", () => {
+		const accounting = accountSession([
+			{ type: "response", usage: { input: 0, output: 10, cacheRead: 9_000, cacheWrite: 1_000 }, timestamp: 0 },
+			{ type: "fold", seq: 1, saved: 6_000 },
+			{ type: "response", usage: { input: 0, output: 10, cacheRead: 2_000, cacheWrite: 2_500 }, timestamp: 1 },
+		]);
+		const text = renderStatus({
+			plan: plan({}),
+			events: 1,
+			accounting,
+			prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+			flags: { offWire: false, recallChurn: ["abc123"] },
+		});
+		expect(text).toBe(
+			[
+				"context-fold status",
+				"  folds: 1 event(s), 12 block(s) masked, ~41k tok out of every request",
+				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold: 3.1k/9.6k maskable",
+				"  cache: 76% hit over the session, 44% on the last response (2 responses)",
+				"  fold cost: ~6.0k tok not sent so far; re-prefilled ~2.0k tok because folds moved the prefix (1 of 1 change(s) answered)",
+				"  net: -$0.0051 (saved $0.0018 at cache-read price, paid $0.0069 in re-writes)",
+				"  flags:",
+				"    ⚠ recall churn: {#abc123} recalled repeatedly (unfold may be cheaper)",
+			].join("\n"),
+		);
+	});
+	test("writes unreported and no request yet", () => {
+		const accounting = accountSession([
+			{ type: "response", usage: { input: 1_000, output: 10, cacheRead: 9_000, cacheWrite: 0 }, timestamp: 0 },
+			{ type: "fold", seq: 1, saved: 6_000 },
+			{ type: "response", usage: { input: 2_500, output: 10, cacheRead: 2_000, cacheWrite: 0 }, timestamp: 1 },
+		]);
+		const text = renderStatus({ plan: null, events: 1, accounting, flags: { offWire: true } });
+		expect(text).toContain("  position: no request yet");
+		expect(text).toContain("writes unreported by this provider, so their cost is not shown");
+		expect(text).not.toContain("net:");
+		expect(text).toContain("⚠ a fold was committed but never reached the provider");
+	});
+});
