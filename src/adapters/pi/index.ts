@@ -8,8 +8,10 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { FrozenLayer } from "../../core/layers.ts";
 import { isDisabled } from "../../core/settings.ts";
 import { formatTokens } from "../../core/tokens.ts";
+import { registerAdvisories } from "./advisories.ts";
 import { runContextHook } from "./context-hook.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
+import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
 import { agentDir } from "./paths.ts";
 import { Runtime } from "./runtime.ts";
@@ -104,6 +106,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 		rt.showFooter(ctx);
 	});
 
+	// After session_start above: advisories read the state it rebuilt.
+	registerAdvisories(rt);
+
 	pi.on("session_tree", (_event, ctx) => {
 		// A new branch: state is rebuilt from the entries on it at the next request.
 		rt.state = new BranchState();
@@ -157,13 +162,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
-	pi.registerCommand("context-fold", {
-		description: "context-fold status",
-		handler: async (_args, ctx) => {
-			rt.sync(ctx);
-			rt.notices.say(ctx, rt.statusText(ctx), "info");
-		},
-	});
+	registerMenu(pi, rt);
 }
 
 /** Another extension registering our tool names would shadow one of us; say so, naming both. */

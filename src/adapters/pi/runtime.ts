@@ -3,15 +3,18 @@
  * the tools, the commands and the advisories. Everything here is rebuilt on session_start.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { type FoldPlan, planFold } from "../../core/plan.ts";
 import type { ResolvedSettings } from "../../core/settings.ts";
 import { renderFooter, renderStatus } from "../../core/status.ts";
 import { Ledger } from "../../store/ledger.ts";
 import { MemoryOriginals } from "../../store/originals.ts";
 import { loadSettings } from "./config.ts";
 import type { HookOutcome } from "./context-hook.ts";
+import { sha256 } from "./hash.ts";
 import { Notices } from "./notices.ts";
 import { BranchState } from "./state.ts";
-import type { PiEntry } from "./view.ts";
+import { thinkingPolicyFor } from "./thinking.ts";
+import { buildView, type PiEntry, type PiMessage } from "./view.ts";
 
 export const STATUS_KEY = "context-fold";
 /** The same code recalled this many times is "churn": unfolding it once would be cheaper. */
@@ -28,6 +31,8 @@ export class Runtime {
 	lastOutcome: HookOutcome | undefined;
 	requests = 0;
 	readonly recallCounts = new Map<string, number>();
+	/** Images from a prompt whose send was declined, kept for the next interactive prompt. */
+	retainedImages: unknown[] = [];
 	/** Extra footer flags owned by other modules (e.g. the compaction warning), by key. */
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
@@ -41,6 +46,55 @@ export class Runtime {
 
 	get settings() {
 		return this.resolved.settings;
+	}
+
+	/**
+	 * The clock advisories use. CONTEXTFOLD_TEST_CLOCK_OFFSET_MS shifts it, so tests can stand an
+	 * hour after a session's last response without waiting (a documented test seam).
+	 */
+	now(): number {
+		const offset = Number(this.env.CONTEXTFOLD_TEST_CLOCK_OFFSET_MS ?? 0);
+		return Date.now() + (Number.isFinite(offset) ? offset : 0);
+	}
+
+	/**
+	 * What the next request would look like, planned but not committed: the messages on the current
+	 * context path as Pi would send them (without the next prompt). Null when it cannot be built.
+	 */
+	previewPlan(ctx: ExtensionContext): FoldPlan | null {
+		try {
+			if (!this.sync(ctx)) return null;
+			const entries = ctx.sessionManager.buildContextEntries() as unknown as PiEntry[];
+			const messages: PiMessage[] = [];
+			for (const e of entries) {
+				if (e.type === "message" && e.message !== undefined && e.message.role !== "system") messages.push(e.message);
+				else if (e.type === "compaction" || e.type === "branch_summary") {
+					messages.push({
+						role: e.type === "compaction" ? "compactionSummary" : "branchSummary",
+						summary: String(e.summary ?? ""),
+						timestamp: Date.parse(String(e.timestamp)) || 0,
+					});
+				} else if (e.type === "custom_message") {
+					messages.push({
+						role: "custom",
+						content: e.content as PiMessage["content"],
+						timestamp: Date.parse(String(e.timestamp)) || 0,
+					});
+				}
+			}
+			const view = buildView(messages, (m) => this.state.lookup(m));
+			return planFold({
+				messages: view,
+				index: this.state.index,
+				settings: this.settings,
+				window: ctx.model?.contextWindow,
+				everCacheRead: this.state.everCacheRead,
+				hash: sha256,
+				thinking: thinkingPolicyFor(ctx.model?.api),
+			});
+		} catch {
+			return null;
+		}
 	}
 
 	/** Re-read the settings file and environment (after a menu edit, or on reload). */
@@ -68,6 +122,7 @@ export class Runtime {
 		this.requests = 0;
 		this.footerFlags.clear();
 		this.footerText = undefined;
+		this.retainedImages = [];
 		this.bind(ctx);
 	}
 
