@@ -62,7 +62,9 @@ const CASE_SENSITIVE = [
 	"\\bE[A-Z]{3,}\\b(?::|[^\\S\\r\\n])", // ENOENT:, EACCES, ECONNREFUSED
 	"[✗✘❌⨯]",
 	"^[^\\S\\n]*(?:FAIL|FAILED|ERROR|ERR|FATAL|PANIC)\\b",
-	"\\b[A-Z][A-Za-z]*(?:Error|Exception)\\b",
+	// Any identifier ending in Error or Exception (TypeError, IOException, parseError): a plain
+	// literal, so the scan never backtracks over every capitalized word.
+	"(?:Error|Exception)\\b",
 	"\\b(?:TS|CS)\\d{4}\\b",
 ].join("|");
 

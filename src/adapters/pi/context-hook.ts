@@ -4,6 +4,7 @@
  * this request's folding, never the request.
  */
 import { writeFileSync } from "node:fs";
+import type { ViewMessage } from "../../core/blocks.ts";
 import { type FoldPlan, planFold } from "../../core/plan.ts";
 import type { Settings } from "../../core/settings.ts";
 import type { MemoryOriginals } from "../../store/originals.ts";
@@ -25,6 +26,8 @@ export interface HookDeps {
 	/** Test seam: make a named stage fail on purpose. */
 	fault?: string | undefined;
 	dumpPath?: string | undefined;
+	/** Called once a new layer is on record (before it is applied), with the view it was planned from. */
+	onCommit?: ((layer: NonNullable<FoldPlan["layer"]>, view: readonly ViewMessage[]) => void) | undefined;
 	/** Ephemeral sessions (no session file): originals are held here for recall. */
 	memory?: MemoryOriginals | undefined;
 }
@@ -79,6 +82,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 			if (deps.fault === "persist") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=persist)");
 			deps.persist(plan.layer);
 			deps.state.commit(plan.layer);
+			deps.onCommit?.(plan.layer, view);
 			if (deps.memory !== undefined) {
 				for (const s of substitutions) {
 					const text = view[s.messageIndex]?.blocks[s.blockIndex]?.text;

@@ -15,6 +15,7 @@ import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
 import { agentDir } from "./paths.ts";
 import { Runtime } from "./runtime.ts";
+import { registerSeed, SeedWriter } from "./seed.ts";
 import { BranchState, CUSTOM_TYPE } from "./state.ts";
 import { isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
 import type { PiEntry, PiMessage } from "./view.ts";
@@ -106,8 +107,10 @@ export default function contextFold(pi: ExtensionAPI): void {
 		rt.showFooter(ctx);
 	});
 
-	// After session_start above: advisories read the state it rebuilt.
+	// After session_start above: advisories and the seed index read the state it rebuilt.
 	registerAdvisories(rt);
+	const seeds = new SeedWriter(rt);
+	registerSeed(rt, seeds);
 
 	pi.on("session_tree", (_event, ctx) => {
 		// A new branch: state is rebuilt from the entries on it at the next request.
@@ -134,6 +137,12 @@ export default function contextFold(pi: ExtensionAPI): void {
 				fault,
 				dumpPath,
 				memory: rt.memory,
+				onCommit: (layer, view) => {
+					const layers = state.index.layers;
+					const since =
+						layers.length >= 2 ? (layers[layers.length - 2]?.lastResponseAt ?? 0) : Number.NEGATIVE_INFINITY;
+					seeds.onFold(ctx, layer, since, view, event.messages as unknown as PiMessage[]);
+				},
 			});
 			rt.lastOutcome = outcome;
 			if (outcome.persistFailed) {

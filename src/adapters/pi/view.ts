@@ -111,12 +111,12 @@ function safeJson(v: unknown): string {
 
 /** Text Pi sends for roles it converts to user text (bash executions, summaries). */
 function extraText(m: PiMessage): string {
-	let s = "";
+	const parts: string[] = [];
 	for (const field of ["command", "output", "summary"] as const) {
 		const v = m[field];
-		if (typeof v === "string") s += v;
+		if (typeof v === "string") parts.push(v);
 	}
-	return s;
+	return parts.join("\n");
 }
 
 /** Build the core view of an outgoing message list. */

@@ -1,7 +1,8 @@
 /**
- * Token harvesting for seed records: paths, identifiers and numbers found in text. One regex pass
- * each, counted into a Tally that ranks deterministically (more mentions first, then first seen).
- * Input text is already redacted; markers are skipped so their hash digits are not harvested.
+ * Token harvesting for seed records: paths, identifiers and numbers found in text. Each is one
+ * linear scan (hand-written where a regex would test every position), counted into a Tally that
+ * ranks deterministically. Input text is already redacted; markers are skipped so their hash
+ * digits are not harvested.
  */
 import { SEED_LIMITS } from "./schema.ts";
 
@@ -20,11 +21,12 @@ export class Tally {
 		return this.seen.size;
 	}
 
-	/** Keys by count (descending), then first sighting. */
-	ranked(): string[] {
+	/** Keys by class (higher first, when given), then count (descending), then first sighting. */
+	ranked(classOf?: (key: string) => number): string[] {
 		return [...this.seen.entries()]
-			.sort((a, b) => b[1].count - a[1].count || a[1].first - b[1].first)
-			.map(([key]) => key);
+			.map(([key, v]) => ({ key, c: classOf === undefined ? 0 : classOf(key), ...v }))
+			.sort((a, b) => b.c - a.c || b.count - a.count || a.first - b.first)
+			.map((e) => e.key);
 	}
 }
 
@@ -33,32 +35,63 @@ const FILE_EXTENSIONS =
 	"py|pyi|rs|go|java|kt|kts|scala|swift|c|h|cc|cpp|hpp|cs|rb|php|pl|lua|sh|bash|zsh|fish|ps1|sql|" +
 	"css|scss|sass|less|html?|vue|svelte|astro|xml|svg|proto|graphql|gql|tf|nix|dockerfile|gradle|mk|patch|diff";
 
+const WORD = 1;
+const PATH_CHAR = 2;
+/** ASCII character classes: word characters ([A-Za-z0-9_$]) and path characters ([\w@.+~/-]). */
+const CHARS = new Uint8Array(128);
+const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+for (const ch of ALNUM) CHARS[ch.charCodeAt(0)] = WORD | PATH_CHAR;
+CHARS[36] = WORD; // '$' belongs to identifiers, never to paths
+for (const ch of "@.+~/-") CHARS[ch.charCodeAt(0)] = PATH_CHAR;
+
 /**
- * Either a path with at least one slash (segments of word characters, dots, dashes, @ and +), or a
- * bare file name with a known extension. Never preceded by a path character or ':', so the host
- * and path of a URL are not taken for a file.
+ * Applied to one maximal run of path characters that contains '/' or '.': either a path with at
+ * least one slash (segments of word characters, dots, dashes, @ and +), or a bare file name with a
+ * known extension.
  */
-const PATH = new RegExp(
-	`(?<![\\w@.+\\-/:~\\\\])(?:(?:~/|\\.{1,2}/|/)?(?:[\\w@+\\-][\\w@.+\\-]*/)+[\\w@+\\-][\\w@.+\\-]*` +
+const PATH_AT_START = new RegExp(
+	`^(?:(?:~/|\\.{1,2}/|/)?(?:[\\w@+\\-][\\w@.+\\-]*/)+[\\w@+\\-][\\w@.+\\-]*` +
 		`|[\\w\\-][\\w.\\-]*\\.(?:${FILE_EXTENSIONS})(?![\\w]))`,
-	"g",
 );
 
-/** Paths mentioned in `text`, in order of appearance (repeats included). */
+/** Stems that make `x.log`, `x.env`, `x.diff` a property access rather than a file name. */
+const CODE_STEMS = new Set(
+	"this self process console window document module exports require req res ctx event err error os path fs util Math JSON Object Array String Number Promise".split(
+		" ",
+	),
+);
+
+/**
+ * Paths mentioned in `text`, in order of appearance (repeats included). A path starts a run of
+ * path characters not preceded by ':' or '\\', so the host and path of a URL are not taken for a file.
+ * A hand-written scan: one pass, and the regex runs only on runs holding a '/' or a '.'.
+ */
 export function findPaths(text: string): string[] {
 	const out: string[] = [];
-	for (const m of text.matchAll(PATH)) {
-		const path = cleanPath(m[0]);
+	const n = text.length;
+	// Jump from separator to separator ('/' and '.' are rare next to letters) and widen to the run.
+	const separator = /[/.]/g;
+	for (let m = separator.exec(text); m !== null; m = separator.exec(text)) {
+		let start = m.index;
+		while (start > 0 && isPathChar(text.charCodeAt(start - 1))) start--;
+		let end = m.index + 1;
+		while (end < n && isPathChar(text.charCodeAt(end))) end++;
+		separator.lastIndex = end;
+		const before = start > 0 ? text.charCodeAt(start - 1) : 0;
+		if (before === 58 /* : */ || before === 92 /* \\ */) continue;
+		const found = PATH_AT_START.exec(text.slice(start, end));
+		const path = found === null ? null : cleanPath(found[0]);
 		if (path !== null) out.push(path);
 	}
 	return out;
 }
 
 export function cleanPath(raw: string): string | null {
-	const path = raw.replace(/[.\-]+$/, "");
+	const path = raw.replace(/[.-]+$/, "");
 	if (path.length < 3 || path.length > SEED_LIMITS.files.chars || !/[A-Za-z]/.test(path)) return null;
 	if (path.includes("[secret:")) return null;
 	const slash = path.lastIndexOf("/");
+	if (slash < 0 && CODE_STEMS.has(path.slice(0, path.indexOf(".")))) return null;
 	const last = path.slice(slash + 1);
 	if (/\.[A-Za-z0-9]{1,10}$/.test(last) && !/^\.?[0-9.]+$/.test(last)) return path;
 	if (slash < 0) return null;
@@ -67,12 +100,6 @@ export function cleanPath(raw: string): string | null {
 	return path.indexOf("/") !== slash ? path : null;
 }
 
-/**
- * Word-like tokens: a marker (skipped), or a run of word characters with an optional numeric
- * dotted tail, so versions (v1.2.3, 0.80.6) and decimals stay whole.
- */
-const TOKEN = /\[secret:[0-9a-f]{8}\]|[\w$]+(?:\.\d+)*/g;
-
 /** Common all-caps words that say nothing specific. */
 const CAPS_STOP = new Set(
 	"TODO NOTE FIXME HTTP HTTPS JSON HTML YAML TOML UTF8 ASCII TRUE FALSE NULL NONE INFO WARN DEBUG TRACE ERROR FAIL PASS PASSED FAILED OK README LICENSE CHANGELOG GET POST PUT DELETE PATCH HEAD THE AND FOR WITH FROM THIS THAT".split(
@@ -80,59 +107,125 @@ const CAPS_STOP = new Set(
 	),
 );
 
-/** Count identifiers and numbers of `text` into the two tallies. */
-export function harvestTokens(text: string, identifiers: Tally, numbers: Tally): void {
-	for (const m of text.matchAll(TOKEN)) {
-		const t = m[0];
-		const c = t.charCodeAt(0);
-		if (c === 91 /* [ */ || t.length < 3) continue;
-		if (c >= 48 && c <= 57) {
-			if (isHexId(t)) identifiers.add(t);
-			else if (isNumber(t)) numbers.add(t);
-			continue;
-		}
-		if (c === 118 /* v */ && t.length > 2 && isNumber(t.slice(1)) && t.includes(".")) {
-			numbers.add(t);
-			continue;
-		}
-		if (isIdentifier(t)) identifiers.add(t);
-	}
-}
-
-function isNumber(t: string): boolean {
-	return t.length >= 3 && t.length <= SEED_LIMITS.numbers.chars && /^\d+(?:\.\d+)*$/.test(t);
-}
-
-/** Commit ids and hashes: 7 to 64 lowercase hex digits with at least one letter. */
-function isHexId(t: string): boolean {
-	return t.length >= 7 && t.length <= 64 && /^[0-9a-f]+$/.test(t) && /[a-f]/.test(t);
+/**
+ * Numbers worth most first: versions and decimals, then numbers of four digits or more (ports,
+ * ids, sizes), then the three-digit rest, which in tool output is mostly line numbers.
+ */
+export function numberClass(n: string): number {
+	if (n.includes(".")) return 2;
+	return n.length >= 4 ? 1 : 0;
 }
 
 /**
- * An identifier worth keeping: 4–64 characters and shaped like a name a program uses (snake_case,
- * camelCase, PascalCase with an inner capital, letters with digits, ALL_CAPS), but not random-looking.
+ * Count identifiers and numbers of `text` into the two tallies. Tokens are maximal runs of word
+ * characters, extended by numeric dotted tails so versions (v1.2.3, 0.80.6) and decimals stay
+ * whole. Secret markers are skipped so their hash digits are never harvested.
  */
-export function isIdentifier(t: string): boolean {
-	if (t.length < 4 || t.length > SEED_LIMITS.identifiers.chars || t.includes(".")) return false;
-	const snake = /[A-Za-z0-9]_[A-Za-z0-9]/.test(t);
-	const camel = /[a-z][A-Z]/.test(t);
-	const digits = /\d/.test(t);
-	const caps = /^[A-Z][A-Z0-9_]{3,}$/.test(t);
-	if (!(snake || camel || digits || caps)) return false;
-	if (caps && CAPS_STOP.has(t)) return false;
-	return !looksGenerated(t);
+export function harvestTokens(text: string, identifiers: Tally, numbers: Tally): void {
+	const n = text.length;
+	let i = 0;
+	while (i < n) {
+		const c = text.charCodeAt(i);
+		if (!isWord(c)) {
+			if (c === 91 /* [ */ && text.startsWith("[secret:", i)) {
+				const end = text.indexOf("]", i);
+				i = end < 0 ? n : end + 1;
+			} else i++;
+			continue;
+		}
+		const start = i;
+		while (i < n && isWord(text.charCodeAt(i))) i++;
+		while (i + 1 < n && text.charCodeAt(i) === 46 && isDigit(text.charCodeAt(i + 1))) {
+			i += 2;
+			while (i < n && isDigit(text.charCodeAt(i))) i++;
+		}
+		const length = i - start;
+		if (length < 3 || length > SEED_LIMITS.identifiers.chars) continue;
+		const kind = classifyToken(text, start, i);
+		if (kind === IDENTIFIER) identifiers.add(text.slice(start, i));
+		else if (kind === NUMBER) numbers.add(text.slice(start, i));
+	}
 }
 
-/** Mixed-case alphanumerics that switch character class constantly: a key or blob, not a name. */
-function looksGenerated(t: string): boolean {
-	if (t.length < 16 || t.includes("_") || !/\d/.test(t) || !/[a-z]/.test(t) || !/[A-Z]/.test(t)) return false;
+function isWord(c: number): boolean {
+	return c < 128 && ((CHARS[c] as number) & WORD) !== 0;
+}
+
+function isPathChar(c: number): boolean {
+	return c < 128 && ((CHARS[c] as number) & PATH_CHAR) !== 0;
+}
+
+function isDigit(c: number): boolean {
+	return c >= 48 && c <= 57;
+}
+
+const OTHER = 0;
+const IDENTIFIER = 1;
+const NUMBER = 2;
+
+/**
+ * One pass over a token's characters. Numbers: 3–32 characters of digits and dots (v1.2.3 too).
+ * Hex ids: 7–64 lowercase hex digits with a letter (commits, hashes). Identifiers: 4–64 characters
+ * shaped like a name a program uses (snake_case, camelCase, an inner capital, letters with digits,
+ * ALL_CAPS) and not random-looking.
+ */
+function classifyToken(text: string, start: number, end: number): number {
+	const first = text.charCodeAt(start);
+	const length = end - start;
+	let lower = 0;
+	let upper = 0;
+	let digit = 0;
+	let dots = 0;
+	let other = 0;
+	let hexLetters = 0;
+	let snake = false;
+	let camel = false;
 	let switches = 0;
-	for (let i = 1; i < t.length; i++) if (charClass(t.charCodeAt(i)) !== charClass(t.charCodeAt(i - 1))) switches++;
-	return switches * 3 > t.length;
+	let prevClass = -1;
+	for (let i = start; i < end; i++) {
+		const c = text.charCodeAt(i);
+		let cls: number;
+		if (c >= 48 && c <= 57) {
+			digit++;
+			cls = 0;
+		} else if (c >= 65 && c <= 90) {
+			upper++;
+			cls = 1;
+			if (prevClass === 2) camel = true;
+		} else if (c >= 97 && c <= 122) {
+			lower++;
+			cls = 2;
+			if (c <= 102) hexLetters++;
+		} else {
+			if (c === 46) dots++;
+			else if (c === 95 && i > start && i < end - 1 && prevClass >= 0) snake = true;
+			else other++;
+			cls = 3;
+		}
+		if (prevClass >= 0 && cls !== prevClass) switches++;
+		prevClass = cls;
+	}
+	const letters = lower + upper;
+	if (first >= 48 && first <= 57) {
+		if (dots === 0 && upper === 0 && other === 0 && length >= 7 && hexLetters > 0 && hexLetters === lower)
+			return IDENTIFIER;
+		return letters === 0 && other === 0 && length <= SEED_LIMITS.numbers.chars ? NUMBER : OTHER;
+	}
+	if (first === 118 /* v */ && dots > 0 && letters === 1 && other === 0) {
+		return length <= SEED_LIMITS.numbers.chars ? NUMBER : OTHER;
+	}
+	if (dots > 0 || length < 4) return OTHER;
+	const caps = lower === 0 && upper > 0;
+	if (!(snake || camel || digit > 0 || caps)) return OTHER;
+	if (caps && length <= 9 && CAPS_STOP.has(text.slice(start, end))) return OTHER;
+	// Mixed-case alphanumerics that switch character class constantly: a key or blob, not a name.
+	const generated = length >= 16 && !snake && digit > 0 && lower > 0 && upper > 0 && switches * 3 > length;
+	return generated ? OTHER : IDENTIFIER;
 }
 
-function charClass(c: number): number {
-	if (c >= 48 && c <= 57) return 0;
-	if (c >= 65 && c <= 90) return 1;
-	return 2;
+/** Whether a token would be harvested as an identifier (tests and docs use it). */
+export function isIdentifier(t: string): boolean {
+	return (
+		t.length <= SEED_LIMITS.identifiers.chars && /^[\w$]+$/.test(t) && classifyToken(t, 0, t.length) === IDENTIFIER
+	);
 }

@@ -52,8 +52,8 @@ const PREFIXED_TOKENS = [
 const PEM =
 	"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----" +
 	"(?:[\\s\\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----" +
-	// Unterminated (truncated output): the base64 and header lines that follow, raw or JSON-escaped.
-	"|(?:(?:\\r?\\n|\\\\n)[A-Za-z0-9+/=:,\\- ]*)*)";
+	// Unterminated (truncated output): the whole base64 and header lines that follow, raw or JSON-escaped.
+	"|(?:(?:\\r?\\n|\\\\n)(?:[A-Za-z0-9+/=]{1,100}|[A-Z][A-Za-z-]*: [^\\r\\n\\\\]{0,200})(?=\\r?\\n|\\\\n|[\"']|$))*)";
 
 /**
  * Pass 1. Every rule is `(prefix)(secret)`, so the replacement keeps the prefix and the rule that
@@ -66,14 +66,17 @@ interface ShapeRule {
 
 const SHAPE_RULES: ShapeRule[] = [
 	{ source: `()(${PEM})` },
-	// scheme://user:password@host: the password (which may itself contain '@').
+	// scheme://user:password@host: the password (which may itself contain '@'). Anchored on "://",
+	// not on the scheme, which keeps the scan fast.
 	{
-		source: `(\\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\\s/:@"'<>]{1,128}:)([^\\s/"'<>]{1,256})(?=@[^\\s/@"'<>]*(?:[/\\s"'<>?#]|$))`,
+		source: `(://[^\\s/:@"'<>]{1,128}:)([^\\s/"'<>]{1,256})(?=@[^\\s/@"'<>]*(?:[/\\s"'<>?#]|$))`,
+		check: (secret) => !secret.startsWith("[secret:"),
 	},
 	// scheme://token@host: a random-looking user name is a token.
-	{ source: `(\\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://)([A-Za-z0-9_-]{20,256})(?=@)`, check: looksRandom },
+	{ source: `(://)([A-Za-z0-9_-]{20,256})(?=@)`, check: looksRandom },
 	{ source: `(https://hooks\\.slack\\.com/services/)([A-Za-z0-9_/]{20,})` },
-	{ source: `()(\\b(?:${PREFIXED_TOKENS.join("|")}))` },
+	// The lookahead lists the prefixes' first characters: a cheap filter before the alternation.
+	{ source: `()(\\b(?=[0-9AGSdeghlnprswxy])(?:${PREFIXED_TOKENS.join("|")}))` },
 	{ source: `(\\b[Bb](?:earer|asic)[ \\t]+)([A-Za-z0-9._~+/-]{8,}=*)`, check: looksLikeCredential },
 ];
 
@@ -89,6 +92,7 @@ const ASSIGNMENT = new RegExp(
 	"gi",
 );
 
+const MIN_PASSWORD_CHARS = 4;
 const PASSWORD_KEYWORD = new RegExp(`^(?:${PASSWORD_WORDS})$`, "i");
 /** Values that name a type, a flag or a placeholder rather than holding a secret. */
 const NOT_A_VALUE = new Set(
@@ -124,7 +128,11 @@ export function scanSecrets(text: string, hash: Hash): RedactResult {
 	const assigned = shaped.replace(
 		ASSIGNMENT,
 		(match: string, keyword: string, _q: unknown, quoted: unknown, bare: unknown, offset: number, whole: string) => {
+			// A marker reads like `secret: value` to this pattern: never redact inside one.
+			if (offset > 0 && whole.startsWith("[secret:", offset - 1)) return match;
 			const value = (typeof quoted === "string" ? quoted : bare) as string;
+			if (value.includes("[secret:")) return match; // already redacted inside
+
 			const password = PASSWORD_KEYWORD.test(keyword);
 			if (password ? !isPasswordValue(value, keyword, whole, offset) : !looksRandom(value)) return match;
 			count++;
@@ -141,7 +149,8 @@ export function containsSecret(text: string): boolean {
 
 function isPasswordValue(value: string, keyword: string, text: string, offset: number): boolean {
 	const v = value.trim();
-	if (v.length === 0 || v.startsWith("[secret:")) return false;
+	// Shorter than four characters is a flag or a fragment of code (pwd = "~"), not a password.
+	if (v.length < MIN_PASSWORD_CHARS) return false;
 	// `pass`/`pwd` must start the name's last word: DB_PASS, dbPass, PWD yes; bypass, compass no.
 	if (/^(?:pass|pwd)$/i.test(keyword) && offset > 0) {
 		const before = text.charCodeAt(offset - 1);
@@ -149,7 +158,7 @@ function isPasswordValue(value: string, keyword: string, text: string, offset: n
 		if (!boundary) return false;
 	}
 	if (/^[$%{<([@*•]/.test(v) || /^(?:x{3,}|\.{3}|…)/i.test(v)) return false; // references, placeholders
-	if (/^(?:~?\/|\.\.?\/)/.test(v)) return false; // a path (PWD=/home/me)
+	if (/^(?:~|\/|\.\.?\/)/.test(v)) return false; // a path (PWD=/home/me)
 	if (v.includes("(") || /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(v)) return false; // code
 	return !NOT_A_VALUE.has(v.toLowerCase());
 }

@@ -103,11 +103,21 @@ export interface SeedRecord {
 	omitted: SeedOmitted;
 }
 
+/** At most `max` UTF-16 units, ending in "…" when cut, never splitting a surrogate pair. */
+export function clipTo(text: string, max: number): string {
+	if (text.length <= max) return text;
+	if (max <= 0) return "";
+	let end = max - 1;
+	const c = text.charCodeAt(end - 1);
+	if (c >= 0xd800 && c <= 0xdbff) end--;
+	return `${text.slice(0, end)}…`;
+}
+
 export function emptyOmitted(): SeedOmitted {
 	return { files: 0, commands: 0, errors: 0, identifiers: 0, numbers: 0, userLines: 0, spans: 0 };
 }
 
-/** One JSON line (with its newline), keys in the spec's order whatever order the object has. */
+/** One JSON line (without its newline), keys in the spec's order whatever order the object has. */
 export function serializeSeedRecord(r: SeedRecord): string {
 	const canonical = {
 		type: r.type,
@@ -126,7 +136,7 @@ export function serializeSeedRecord(r: SeedRecord): string {
 		secrets: r.secrets,
 		omitted: Object.fromEntries(SEED_FIELDS.map((f) => [f, r.omitted[f]])),
 	};
-	return `${JSON.stringify(canonical)}\n`;
+	return JSON.stringify(canonical);
 }
 
 function canonicalSpan(s: SeedSpan): SeedSpan {

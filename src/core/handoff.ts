@@ -1,0 +1,83 @@
+/**
+ * The handoff seed: what a fresh session starts from. A stated goal, where the raw detail lives, and
+ * a bounded deterministic rendering of the seed index. Pure: paths and text in, markdown out.
+ */
+
+export interface HandoffInput {
+	goal: string;
+	/** The parent session file, or null for a session without one (--no-session). */
+	parentFile: string | null;
+	sessionId: string;
+	/** Where the complete index lives. */
+	indexPath: string;
+	/** Valid records in the index. */
+	records: number;
+	/** The bounded rendering of the index (renderSeed), or "" when it is empty. */
+	rendered: string;
+}
+
+export function renderHandoff(input: HandoffInput): string {
+	const goal = input.goal.trim();
+	const lines = [
+		"# Continuing from an earlier Pi session",
+		"",
+		"## Goal",
+		"",
+		goal.length > 0 ? goal : "(No goal was stated. Say what to do next before starting.)",
+		"",
+		"## Where the detail lives",
+		"",
+	];
+	if (input.parentFile !== null) {
+		lines.push(
+			`- The earlier session's file keeps every message and tool output byte for byte: \`${input.parentFile}\`.`,
+			"  Each line is one JSON entry; tool outputs are the `text` blocks of entries whose `message.role` is `toolResult`.",
+			`  To use its folds, resume it: \`pi --session ${input.parentFile}\`.`,
+		);
+	} else {
+		lines.push(
+			"- The earlier session had no session file (`--no-session`): its raw history is gone; only the index below remains.",
+		);
+	}
+	lines.push(
+		`- The complete seed index (${input.records} record${input.records === 1 ? "" : "s"}): \`${input.indexPath}\`.`,
+		`- Fold codes such as {#a1b2c3} from session ${input.sessionId} do not resolve here: recall_folded and unfold only know folds made in the current session.`,
+		"",
+		"## Index of the earlier session",
+		"",
+		"Extracted by plain code from what was folded or compacted (files, commands, error lines, identifiers, first lines of user messages); no model wrote it. Work done after the last fold or compaction may be missing.",
+		"",
+		input.records === 0 || input.rendered.trim() === ""
+			? "(The index is empty: nothing had been folded or compacted yet.)"
+			: input.rendered.trimEnd(),
+		"",
+	);
+	return lines.join("\n");
+}
+
+export interface CompactionSummaryInput {
+	/** Instructions given with a manual /compact, kept verbatim at the top. */
+	instructions?: string | undefined;
+	rendered: string;
+	records: number;
+	/** Unreadable lines in the index, said out loud. */
+	invalid: number;
+	parentFile: string | null;
+}
+
+/** The text handed to Pi as the compaction summary: bounded, verbatim from the index. */
+export function renderCompactionSummary(input: CompactionSummaryInput): string {
+	const lines: string[] = [];
+	const instructions = input.instructions?.trim();
+	if (instructions) lines.push("Instructions given with /compact (verbatim):", instructions, "");
+	lines.push(
+		"Earlier history was compacted by context-fold: this summary is a deterministic index of it, not a paraphrase, and no model wrote it.",
+		input.parentFile !== null
+			? `The original messages remain byte for byte in the session file ${input.parentFile}; folded blocks ({#code FOLDED}) still resolve through recall_folded, and recall_folded search=<text> searches them.`
+			: "This session has no session file; folded originals are held in memory for recall_folded while the process runs.",
+		input.invalid > 0 ? `(${input.invalid} unreadable line(s) in the index were skipped.)` : "",
+		"",
+		input.records === 0 || input.rendered.trim() === "" ? "(The index is empty.)" : input.rendered.trimEnd(),
+	);
+	return lines.filter((l, i, a) => !(l === "" && a[i - 1] === "")).join("\n");
+}
