@@ -48,7 +48,7 @@ function sessionDir(s: Scenario): string {
 }
 
 function compactions(s: Scenario) {
-	return s.sandbox.readSession().filter((e) => e.type === "compaction") as Array<{
+	return s.sandbox.readSession().filter((e) => e.type === "compaction") as unknown as Array<{
 		summary: string;
 		fromHook?: boolean;
 		details?: unknown;
