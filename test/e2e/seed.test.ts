@@ -1,7 +1,7 @@
 // The seed index, deterministic hard compaction and /fold-handoff on real Pi 0.80.6 and 1.6.0.
 // Every test also proves that no summary request ever reached the model.
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSeedIndex } from "../../src/core/seed/render.ts";
 import { bigOutputCommand, contentText, ensureBundle, foldEvents } from "./cf.ts";
@@ -175,6 +175,26 @@ forEachPiVersion((version: PiVersion) => {
 				TIMEOUT,
 			);
 		}
+
+		test(
+			"an unwritable index directory: one clear warning, folding and the session go on, handoff says nothing was written",
+			async () => {
+				const s = await scenario({ fake: { script: replySequence(chain("u", 16, 2500)) }, model: { contextWindow: 40_000 }, compaction: { enabled: false } });
+				// A file where the directory should be: fails for root too, unlike chmod.
+				writeFileSync(join(s.sandbox.agentDir, "context-fold"), "not a directory");
+				const r = expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle] }));
+				expect(r.stdout).toContain("u done");
+				expect(foldEvents(s.fake.requests).length).toBeGreaterThan(0);
+				const warnings = r.stderr.split("\n").filter((l) => l.includes("the seed index was not updated"));
+				expect(warnings).toHaveLength(1);
+				expect(warnings[0]).toMatch(/cannot create .*context-fold/);
+				s.fake.setScript(replySequence([]));
+				const h = expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "/fold-handoff next", extensions: [bundle], continue: true }));
+				expect(h.stderr).toMatch(/handoff failed: cannot (read|create) .*\(ENOTDIR\)/);
+				expect(h.stderr).toContain("Nothing was written; the session goes on.");
+			},
+			TIMEOUT,
+		);
 
 		test(
 			"/fold-handoff over RPC: one confirmation opens a fresh session whose first message is the seed, with no model request",
