@@ -75,7 +75,7 @@ forEachPiVersion((version) => {
 				await rpc.promptAndWait("once more");
 				const footers = rpc.uiRequests.filter((q) => q.method === "setStatus").map((q) => String(q.statusText ?? ""));
 				expect(footers.at(-1)).toContain("⚠ fold not on wire");
-				await rpc.prompt("/context-fold");
+				await rpc.prompt("/context-fold status");
 				const notes = await rpc.waitFor(
 					(e) =>
 						e.type === "extension_ui_request" &&

@@ -1,0 +1,304 @@
+/**
+ * `/context-fold`: a menu (Status, Settings, Discard retained images, Close) in interactive Pi, and
+ * the shortcuts `status`, `config`/`settings`, `discard-images` everywhere. Only select and input
+ * dialogs are used: over RPC they are the only kinds both supported Pi versions carry
+ * (`ctx.ui.custom()` answers nothing there on 0.80.6).
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { DEFAULT_SETTINGS, describeValue, idleMinutesFor, KNOBS, type KnobSpec } from "../../core/settings.ts";
+import {
+	type FieldEdit,
+	patchSettingsFile,
+	readSettingsFile,
+	type SettingsFileRead,
+} from "../../store/settings-file.ts";
+import { settingsFile } from "./paths.ts";
+import type { Runtime } from "./runtime.ts";
+
+export const MENU_TITLE = "context-fold";
+export const STATUS = "Status";
+export const SETTINGS = "Settings";
+export const DISCARD_IMAGES = "Discard retained images";
+export const CLOSE = "Close";
+export const BACK = "Back";
+/** The answer that removes a saved value, in every edit dialog. */
+export const DEFAULT_CHOICE = "default";
+
+const SUBCOMMANDS = [
+	{ value: "status", description: "fold position, cache ratios and flags" },
+	{ value: "config", description: "every setting, its value and where it comes from" },
+	{ value: "settings", description: "same as config" },
+	{ value: "discard-images", description: "drop images kept from a prompt you did not send" },
+] as const;
+
+/** Knobs edited by picking from a list; every other knob takes typed input. */
+const CHOICES: Partial<Record<KnobSpec["key"], readonly string[]>> = {
+	compact: ["det", "native"],
+	confirmColdPrompt: ["on", "off"],
+};
+
+export function registerMenu(pi: ExtensionAPI, rt: Runtime): void {
+	pi.registerCommand("context-fold", {
+		description: "context-fold: status, settings, retained images",
+		getArgumentCompletions: (prefix: string) => {
+			const p = prefix.trim().toLowerCase();
+			const items = SUBCOMMANDS.filter((s) => s.value.startsWith(p)).map((s) => ({
+				value: s.value,
+				label: s.value,
+				description: s.description,
+			}));
+			return items.length > 0 ? items : null;
+		},
+		handler: async (args, ctx) => {
+			try {
+				await runCommand(rt, args, ctx);
+			} catch (error) {
+				rt.notices.say(ctx, `/context-fold failed: ${(error as Error).message}`, "error");
+			}
+		},
+	});
+}
+
+async function runCommand(rt: Runtime, args: string, ctx: ExtensionContext): Promise<void> {
+	const word = args.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+	switch (word) {
+		case "":
+			// Headless modes have no dialogs: the bare command keeps printing the status.
+			if (ctx.hasUI) await mainMenu(rt, ctx);
+			else showStatus(rt, ctx);
+			return;
+		case "status":
+			showStatus(rt, ctx);
+			return;
+		case "config":
+		case "settings":
+			if (ctx.hasUI) await settingsMenu(rt, ctx);
+			else rt.notices.say(ctx, settingsListing(rt, ctx), "info");
+			return;
+		case "discard-images":
+			discardImages(rt, ctx);
+			return;
+		default:
+			rt.notices.say(
+				ctx,
+				`unknown subcommand "${word}". Use /context-fold alone for the menu, or one of: ${SUBCOMMANDS.map((s) => s.value).join(", ")}.`,
+				"warning",
+			);
+	}
+}
+
+async function mainMenu(rt: Runtime, ctx: ExtensionContext): Promise<void> {
+	for (;;) {
+		const choice = await ctx.ui.select(MENU_TITLE, [STATUS, SETTINGS, DISCARD_IMAGES, CLOSE]);
+		switch (choice) {
+			case STATUS:
+				showStatus(rt, ctx);
+				return;
+			case SETTINGS:
+				// Leaving the settings list comes back here, one level up, like any nested menu.
+				await settingsMenu(rt, ctx);
+				continue;
+			case DISCARD_IMAGES:
+				discardImages(rt, ctx);
+				return;
+			default:
+				// Close, or Escape (undefined).
+				return;
+		}
+	}
+}
+
+function showStatus(rt: Runtime, ctx: ExtensionContext): void {
+	rt.sync(ctx);
+	rt.notices.say(ctx, rt.statusText(ctx), "info");
+}
+
+function discardImages(rt: Runtime, ctx: ExtensionContext): void {
+	const n = rt.retainedImages.length;
+	// Replaced, not emptied in place: the advisories hand the old array to Pi when they send it.
+	rt.retainedImages = [];
+	rt.notices.say(ctx, n === 0 ? "No retained images." : `Discarded ${n} retained image(s).`, "info");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+
+/** What one settings row shows and where an edit from it is saved. */
+interface Row {
+	knob: KnobSpec;
+	label: string;
+	value: string;
+	source: string;
+	/** Where in context-fold.json the row's value lives. */
+	path: readonly string[];
+}
+
+function rows(rt: Runtime, ctx: ExtensionContext, file: SettingsFileRead): Row[] {
+	const saved = file.status === "ok" ? file.data : {};
+	const provider = ctx.model?.provider;
+	return KNOBS.map((knob) => {
+		if (knob.key === "cacheIdleMinutes" && provider !== undefined) return idleRow(rt, knob, provider, saved);
+		const source = rt.resolved.sources[knob.key];
+		const savedValue = Object.hasOwn(saved, knob.file) ? savedDisplay(knob, saved[knob.file]) : undefined;
+		return {
+			knob,
+			label: knob.label,
+			value: describeValue(rt.settings[knob.key]),
+			source:
+				source === "env"
+					? `env ${knob.env}${savedValue !== undefined ? ` (shadows saved ${savedValue})` : ""}`
+					: source,
+			path: [knob.file],
+		};
+	});
+}
+
+/**
+ * The idle interval as it applies to the selected provider. Edits here save that provider's
+ * override; the global `cacheIdleMinutes` stays the fallback for every other provider.
+ */
+function idleRow(rt: Runtime, knob: KnobSpec, provider: string, saved: Record<string, unknown>): Row {
+	const overrides = saved.providerCacheIdleMinutes;
+	const savedOverride =
+		typeof overrides === "object" && overrides !== null && Object.hasOwn(overrides, provider)
+			? savedDisplay(knob, (overrides as Record<string, unknown>)[provider])
+			: undefined;
+	const savedGlobal = Object.hasOwn(saved, knob.file) ? savedDisplay(knob, saved[knob.file]) : undefined;
+	let source: string;
+	if (rt.resolved.sources.cacheIdleMinutes === "env") {
+		const hidden = savedOverride ?? savedGlobal;
+		source = `env ${knob.env}${hidden !== undefined ? ` (shadows saved ${hidden})` : ""}`;
+	} else if (Object.hasOwn(rt.settings.providerCacheIdleMinutes, provider)) {
+		source = `file, ${provider} override`;
+	} else {
+		source = `${rt.resolved.sources.cacheIdleMinutes} fallback`;
+	}
+	return {
+		knob,
+		label: `${knob.label} for ${provider}`,
+		value: describeValue(idleMinutesFor(rt.resolved, provider)),
+		source,
+		path: ["providerCacheIdleMinutes", provider],
+	};
+}
+
+function rowText(row: Row): string {
+	return `${row.label}: ${row.value} · ${row.source}${row.knob.live ? "" : " · applies after /reload"}`;
+}
+
+/** A saved field as the person wrote it, shown the way the menu shows values. */
+function savedDisplay(knob: KnobSpec, raw: unknown): string {
+	const parsed = knob.parse(raw);
+	return parsed.ok ? describeValue(parsed.value) : `${JSON.stringify(raw)} (invalid)`;
+}
+
+/** The headless `config` listing: the same rows the menu shows. */
+function settingsListing(rt: Runtime, ctx: ExtensionContext): string {
+	const path = settingsFile(rt.env);
+	const file = readSettingsFile(path);
+	const lines = [`context-fold settings (saved in ${path}; precedence: default < file < env)`];
+	for (const row of rows(rt, ctx, file)) lines.push(`  ${rowText(row)}`);
+	if (file.status === "invalid" || file.status === "unreadable") lines.push(`  ⚠ ${file.message}`);
+	return lines.join("\n");
+}
+
+async function settingsMenu(rt: Runtime, ctx: ExtensionContext): Promise<void> {
+	const path = settingsFile(rt.env);
+	for (;;) {
+		const file = readSettingsFile(path);
+		const list = rows(rt, ctx, file);
+		const byText = new Map(list.map((row) => [rowText(row), row]));
+		const refusal = file.status === "invalid" || file.status === "unreadable" ? file.message : undefined;
+		const warning = refusal === undefined ? "" : `\n⚠ ${refusal}: edits are refused until it is fixed.`;
+		const choice = await ctx.ui.select(`context-fold settings (saved in ${path})${warning}`, [...byText.keys(), BACK]);
+		const row = choice === undefined ? undefined : byText.get(choice);
+		if (row === undefined) return;
+		if (refusal !== undefined) {
+			// Checked before asking for a value, so nobody types one only to have it refused.
+			rt.notices.say(ctx, `${refusal}; it was not changed and nothing was saved.`, "error");
+			continue;
+		}
+		await editRow(rt, ctx, row);
+	}
+}
+
+async function editRow(rt: Runtime, ctx: ExtensionContext, row: Row): Promise<void> {
+	const { knob } = row;
+	const builtIn = describeValue(DEFAULT_SETTINGS[knob.key]);
+	const heading = `${row.label}: now ${row.value} (${row.source})`;
+	const removeHint =
+		row.path.length > 1
+			? `"${DEFAULT_CHOICE}" removes the saved override (then the fallback applies).`
+			: `"${DEFAULT_CHOICE}" removes the saved value (built-in: ${builtIn}).`;
+	let raw: string | undefined;
+	const choices = CHOICES[knob.key];
+	if (choices) {
+		raw = await ctx.ui.select(`${heading}\n${knob.describe}\n${removeHint}`, [...choices, DEFAULT_CHOICE]);
+	} else {
+		const expected = expectedForm(knob);
+		raw = await ctx.ui.input(
+			`${heading}\n${knob.describe}\nEnter ${expected}. ${removeHint} Escape keeps the current value.`,
+			row.value,
+		);
+	}
+	if (raw === undefined || raw.trim() === "") return;
+	const answer = raw.trim();
+	if (answer.toLowerCase() === DEFAULT_CHOICE) {
+		save(rt, ctx, row, [{ path: row.path }], `${row.label} back to default`);
+		return;
+	}
+	const parsed = knob.parse(answer);
+	if (!parsed.ok) {
+		rt.notices.say(
+			ctx,
+			`"${answer}" is not a valid ${row.label}: expected ${parsed.expected}. Nothing was saved.`,
+			"error",
+		);
+		return;
+	}
+	save(
+		rt,
+		ctx,
+		row,
+		[{ path: row.path, value: stored(parsed.value) }],
+		`${row.label} = ${describeValue(parsed.value)}`,
+	);
+}
+
+function save(rt: Runtime, ctx: ExtensionContext, row: Row, edits: FieldEdit[], what: string): void {
+	const result = patchSettingsFile(settingsFile(rt.env), edits);
+	if (!result.ok) {
+		rt.notices.say(ctx, result.message, "error");
+		return;
+	}
+	const { knob } = row;
+	let note = "";
+	if (knob.live) {
+		rt.reloadSettings();
+		for (const w of rt.resolved.warnings) rt.notices.once(ctx, `settings:${w.name}:${w.value}`, w.message, "warning");
+		// The footer's gauge reads the thresholds; redraw it now rather than at the next response.
+		rt.showFooter(ctx);
+		note = " Applies now.";
+	} else {
+		note = " Applies after /reload.";
+	}
+	const env = rt.env[knob.env];
+	if (env !== undefined && env.trim() !== "" && knob.parse(env.trim()).ok) {
+		note = ` ${knob.env}=${env.trim()} still overrides it in this session.`;
+	}
+	rt.notices.say(ctx, `saved ${what} in ${result.path}.${note}`, "info");
+}
+
+/** The form a knob accepts, in its own words (what a wrong answer would be told). */
+function expectedForm(knob: KnobSpec): string {
+	const probe = knob.parse({});
+	return probe.ok ? "a value" : probe.expected;
+}
+
+/** How a value is written to the file: readable words for on/off, numbers as numbers. */
+function stored(value: unknown): unknown {
+	if (value === null) return "off";
+	if (value === true) return "on";
+	if (value === false) return "off";
+	return value;
+}
