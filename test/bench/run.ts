@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { relative } from "node:path";
+import { renderEconomicsSection, runEconomicsBench } from "./economics/section.ts";
 import { renderHookReport, runHookBench } from "./hook.ts";
 import { renderRecallReport, runRecallBench } from "./recall.ts";
 
@@ -13,12 +14,15 @@ interface Section {
 	name: string;
 	run(log: (line: string) => void): unknown;
 	render(result: never): string;
+	/** The report is markdown: written into docs/BENCHMARKS.md as is, not in a text fence. */
+	markdown?: boolean;
 }
 
 /** Sections run in this order. Add new benchmarks here. */
 const SECTIONS: Section[] = [
 	{ name: "hook", run: runHookBench, render: renderHookReport },
 	{ name: "recall", run: () => runRecallBench(), render: renderRecallReport },
+	{ name: "economics", run: runEconomicsBench, render: renderEconomicsSection, markdown: true },
 ];
 
 function parseArgs(argv: readonly string[]): { json?: string; docs?: string } {
@@ -74,7 +78,12 @@ const READING_END = "<!-- /reading -->";
  * docs/BENCHMARKS.md is generated: the header and every section's report come from this run. Only
  * the text between the reading markers is written by hand, and it is carried over from the old file.
  */
-function renderDocs(path: string, cmd: string, facts: ReturnType<typeof machine>, sections: readonly string[]): string {
+function renderDocs(
+	path: string,
+	cmd: string,
+	facts: ReturnType<typeof machine>,
+	sections: ReadonlyArray<{ text: string; markdown: boolean }>,
+): string {
 	let reading = "(No reading written yet.)";
 	try {
 		const old = readFileSync(path, "utf8");
@@ -99,7 +108,7 @@ function renderDocs(path: string, cmd: string, facts: ReturnType<typeof machine>
 		reading,
 		READING_END,
 		"",
-		...sections.flatMap((s) => ["```text", s, "```", ""]),
+		...sections.flatMap((s) => (s.markdown ? [s.text, ""] : ["```text", s.text, "```", ""])),
 	].join("\n");
 }
 
@@ -113,13 +122,13 @@ console.log(
 	`machine: ${facts.cpu} · ${facts.cores} cores · Bun ${facts.bun ?? "(not Bun)"} · ${facts.platform} · ${new Date().toISOString()}`,
 );
 const results: Record<string, unknown> = {};
-const reports: string[] = [];
+const reports: Array<{ text: string; markdown: boolean }> = [];
 for (const section of SECTIONS) {
 	console.log("");
-	const result = section.run((line) => console.log(line));
+	const result = await section.run((line) => console.log(line));
 	results[section.name] = result;
 	const report = section.render(result as never);
-	reports.push(report);
+	reports.push({ text: report, markdown: section.markdown === true });
 	console.log("");
 	console.log(report);
 }

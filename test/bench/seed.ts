@@ -6,7 +6,15 @@
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { extractSeedRecord } from "../../src/core/seed/extract.ts";
-import { COMPACTED, compactionInputs, haveTraces, LARGE, readTrace, simulateFolds, TRACES } from "../core/seed/trace.ts";
+import {
+	COMPACTED,
+	compactionInputs,
+	haveTraces,
+	LARGE,
+	readTrace,
+	simulateFolds,
+	TRACES,
+} from "../core/seed/trace.ts";
 
 export interface SeedBenchRow {
 	trace: string;
