@@ -168,6 +168,10 @@ export class Runtime {
 			ctx.model as { cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>> } | undefined
 		)?.cost;
 		const churn = [...this.recallCounts].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c);
+		// The reset flag: the last response read nothing from cache, and carrying this context on costs
+		// more than a fresh start would (CONTEXTFOLD_RECON_TOKENS).
+		const lastRatio = a.perTurn.at(-1);
+		const coldCarry = lastRatio === 0 && plan !== null && plan.usage.tokens > this.settings.reconTokens;
 		return renderStatus({
 			plan,
 			events: this.state.index.layers.length,
@@ -185,6 +189,8 @@ export class Runtime {
 				irreducible:
 					plan !== null && plan.geometry !== null && plan.mass === 0 && plan.usage.tokens > plan.geometry.window / 2,
 				recallChurn: churn,
+				secondForcedCompaction: this.footerFlags.has("forced-compaction"),
+				coldCarry,
 				...extra,
 			},
 		});
