@@ -1,8 +1,8 @@
 // Cache advisories on real Pi: the inactivity warning (on resume with a shifted clock, and when the
 // interval runs out while Pi sits idle), the observed-cold notice (once per streak), and the
 // optional send confirmation in the TUI.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { bigOutputCommand, ensureBundle } from "./cf.ts";
+import { describe, expect, test } from "bun:test";
+import { bigOutputCommand, ensureBundle, scenarioPool } from "./cf.ts";
 import {
 	bash,
 	expectSuccess,
@@ -12,7 +12,6 @@ import {
 	runPrint,
 	type Scenario,
 	startRpc,
-	startScenario,
 	startTui,
 	text,
 	tmuxSkipAllowed,
@@ -21,19 +20,8 @@ import {
 
 const TIMEOUT = 90_000;
 const HOUR = 3_600_000;
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 const notifies = (events: readonly RpcEvent[], needle: string) =>
 	events.filter(
 		(e) => e.type === "extension_ui_request" && e.method === "notify" && String(e.message).includes(needle),

@@ -1,5 +1,6 @@
 // Shared pieces for end-to-end tests of context-fold itself: the built bundle, big deterministic
 // tool outputs, and readers for what the fake model received.
+import { afterEach } from "bun:test";
 import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +10,10 @@ import {
 	httpError,
 	type RecordedRequest,
 	type Reply,
+	type Scenario,
+	type ScenarioOptions,
 	type Script,
+	startScenario,
 	text,
 } from "./harness/index.ts";
 
@@ -106,4 +110,20 @@ export function firstCodeIn(textValue: string): string {
 	const m = /\{#([0-9a-f]{6,64})\}/.exec(textValue);
 	if (!m) throw new Error(`no code in: ${textValue.slice(0, 300)}`);
 	return m[1] as string;
+}
+
+/**
+ * Scenarios (fake model + sandbox) created through the returned function are disposed after each
+ * test. Call once at the top of a test file.
+ */
+export function scenarioPool(): (options?: ScenarioOptions) => Promise<Scenario> {
+	const live: Scenario[] = [];
+	afterEach(async () => {
+		for (const s of live.splice(0)) await s.dispose();
+	});
+	return async (options = {}) => {
+		const s = await startScenario(options);
+		live.push(s);
+		return s;
+	};
 }

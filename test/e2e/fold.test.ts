@@ -1,8 +1,16 @@
 // The fold engine inside real Pi (0.80.6 and 1.6.0), headless and offline. Everything is proven
 // from what the fake model received and from the session file Pi wrote.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
-import { bigOutputCommand, contentText, ensureBundle, foldEvents, foldedCodes, messageBytes } from "./cf.ts";
+import {
+	bigOutputCommand,
+	contentText,
+	ensureBundle,
+	foldEvents,
+	foldedCodes,
+	messageBytes,
+	scenarioPool,
+} from "./cf.ts";
 import {
 	bash,
 	expectSuccess,
@@ -11,25 +19,12 @@ import {
 	replySequence,
 	runPrint,
 	type Scenario,
-	startScenario,
 	text,
 } from "./harness/index.ts";
 
 const TIMEOUT = 120_000;
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 
 /** A chain of `turns` bash calls, each printing ~`tokens` tokens, then a final answer. */
 function chain(prefix: string, turns: number, tokens: number | ((i: number) => number)) {

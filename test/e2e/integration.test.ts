@@ -1,8 +1,16 @@
 // context-fold among Pi's other moving parts, on 0.80.6 and 1.6.0: session trees, another
 // context-rewriting extension in both load orders, and thinking folded the way the provider accepts.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { bigOutputCommand, contentText, ensureBundle, foldEvents, foldedCodes, messageBytes } from "./cf.ts";
+import {
+	bigOutputCommand,
+	contentText,
+	ensureBundle,
+	foldEvents,
+	foldedCodes,
+	messageBytes,
+	scenarioPool,
+} from "./cf.ts";
 import {
 	bash,
 	call,
@@ -13,7 +21,6 @@ import {
 	runPrint,
 	type Scenario,
 	startRpc,
-	startScenario,
 	text,
 	toolCalls,
 } from "./harness/index.ts";
@@ -21,19 +28,8 @@ import {
 const TIMEOUT = 120_000;
 const NAV = join(import.meta.dir, "fixtures/nav.ts");
 const REDACTOR = join(import.meta.dir, "fixtures/redactor.ts");
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 const turns = (s: Scenario) => s.fake.requests.filter((r) => !r.isSummaryRequest);
 
 forEachPiVersion((version) => {

@@ -1,8 +1,8 @@
 // The /context-fold menu and its settings file, driven the way a person would: RPC dialogs and the TUI.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bigOutputCommand, ensureBundle, foldEvents } from "./cf.ts";
+import { bigOutputCommand, ensureBundle, foldEvents, scenarioPool } from "./cf.ts";
 import {
 	bash,
 	FAKE_PROVIDER,
@@ -14,7 +14,6 @@ import {
 	runPrint,
 	type Scenario,
 	startRpc,
-	startScenario,
 	startTui,
 	text,
 	tmuxSkipAllowed,
@@ -23,19 +22,8 @@ import {
 
 const TIMEOUT = 60_000;
 const MENU = ["Status", "Settings", "Discard retained images", "Close"];
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0] = {}): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 
 const settingsPath = (s: Scenario) => join(s.sandbox.agentDir, "context-fold.json");
 const readJson = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;

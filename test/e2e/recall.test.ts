@@ -1,6 +1,6 @@
 // Nothing is lost: every folded handle resolves to the original bytes, verified, live, after a
 // restart, and after a real hard compaction; unfold is sticky; tampering is refused.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -11,6 +11,7 @@ import {
 	firstCodeIn,
 	foldedCodes,
 	lastToolText,
+	scenarioPool,
 } from "./cf.ts";
 import {
 	bash,
@@ -21,26 +22,14 @@ import {
 	runPrint,
 	type Scenario,
 	startRpc,
-	startScenario,
 	text,
 	toolCall,
 } from "./harness/index.ts";
 
 const TIMEOUT = 120_000;
 const BURIED = "BUILD_ID=7f3a9c21e5";
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 const turns = (s: Scenario) => s.fake.requests.filter((r) => !r.isSummaryRequest);
 
 /** Output 0 carries the buried value; the rest is bulk that pushes it out of the tail. */

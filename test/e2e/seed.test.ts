@@ -1,10 +1,10 @@
 // The seed index, deterministic hard compaction and /fold-handoff on real Pi 0.80.6 and 1.6.0.
 // Every test also proves that no summary request ever reached the model.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSeedIndex } from "../../src/core/seed/render.ts";
-import { bigOutputCommand, contentText, ensureBundle, foldEvents } from "./cf.ts";
+import { bigOutputCommand, contentText, ensureBundle, foldEvents, scenarioPool } from "./cf.ts";
 import {
 	bash,
 	expectSuccess,
@@ -14,26 +14,14 @@ import {
 	runPrint,
 	type Scenario,
 	startRpc,
-	startScenario,
 	text,
 } from "./harness/index.ts";
 
 const TIMEOUT = 120_000;
 const OTHER = join(import.meta.dir, "fixtures/other-compactor.ts");
 const HEADER = "Earlier history was compacted by context-fold";
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 
 function chain(tag: string, n: number, tokens: number, final = `${tag} done`) {
 	const r = [];
@@ -179,7 +167,11 @@ forEachPiVersion((version: PiVersion) => {
 		test(
 			"an unwritable index directory: one clear warning, folding and the session go on, handoff says nothing was written",
 			async () => {
-				const s = await scenario({ fake: { script: replySequence(chain("u", 16, 2500)) }, model: { contextWindow: 40_000 }, compaction: { enabled: false } });
+				const s = await scenario({
+					fake: { script: replySequence(chain("u", 16, 2500)) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
 				// A file where the directory should be: fails for root too, unlike chmod.
 				writeFileSync(join(s.sandbox.agentDir, "context-fold"), "not a directory");
 				const r = expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle] }));
@@ -189,7 +181,15 @@ forEachPiVersion((version: PiVersion) => {
 				expect(warnings).toHaveLength(1);
 				expect(warnings[0]).toMatch(/cannot create .*context-fold/);
 				s.fake.setScript(replySequence([]));
-				const h = expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "/fold-handoff next", extensions: [bundle], continue: true }));
+				const h = expectSuccess(
+					await runPrint({
+						version,
+						sandbox: s.sandbox,
+						prompt: "/fold-handoff next",
+						extensions: [bundle],
+						continue: true,
+					}),
+				);
 				expect(h.stderr).toMatch(/handoff failed: cannot (read|create) .*\(ENOTDIR\)/);
 				expect(h.stderr).toContain("Nothing was written; the session goes on.");
 			},

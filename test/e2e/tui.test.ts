@@ -1,32 +1,12 @@
 // The footer status line as a person sees it in Pi's TUI, under tmux, on both Pi versions.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
-import { bigOutputCommand, ensureBundle } from "./cf.ts";
-import {
-	bash,
-	forEachPiVersion,
-	replySequence,
-	type Scenario,
-	startScenario,
-	startTui,
-	text,
-	tmuxSkipAllowed,
-} from "./harness/index.ts";
+import { bigOutputCommand, ensureBundle, scenarioPool } from "./cf.ts";
+import { bash, forEachPiVersion, replySequence, startTui, text, tmuxSkipAllowed } from "./harness/index.ts";
 
 const TIMEOUT = 90_000;
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 
 /** The footer line context-fold owns, as shown on screen. */
 function footer(screen: string): string {

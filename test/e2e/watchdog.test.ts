@@ -1,6 +1,6 @@
 // The wire watchdog and fold cost accounting, driven by the fake's usage reports on real Pi.
-import { afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { bigOutputCommand, ensureBundle, foldEvents, foldedCodes } from "./cf.ts";
+import { describe, expect, test } from "bun:test";
+import { bigOutputCommand, ensureBundle, foldEvents, foldedCodes, scenarioPool } from "./cf.ts";
 import {
 	bash,
 	call,
@@ -9,28 +9,15 @@ import {
 	type RecordedRequest,
 	replySequence,
 	runPrint,
-	type Scenario,
 	startRpc,
-	startScenario,
 	text,
 	toolCalls,
 	type UsageHook,
 } from "./harness/index.ts";
 
 const TIMEOUT = 120_000;
-let bundle = "";
-beforeAll(() => {
-	bundle = ensureBundle();
-});
-const scenarios: Scenario[] = [];
-afterEach(async () => {
-	for (const s of scenarios.splice(0)) await s.dispose();
-});
-async function scenario(options: Parameters<typeof startScenario>[0]): Promise<Scenario> {
-	const s = await startScenario(options);
-	scenarios.push(s);
-	return s;
-}
+const bundle = ensureBundle();
+const scenario = scenarioPool();
 const OFF_WIRE = "the rewrite never reached the wire";
 
 /** A usage hook that pretends the first fold never reached the provider: the old prompt is read back whole. */
