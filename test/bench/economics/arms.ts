@@ -1,0 +1,80 @@
+/**
+ * The arms of the benchmark: what is loaded and configured for each replay. Every arm replays the
+ * same trajectory; only what Pi sends differs. `floor` is computed, not replayed (floor.ts).
+ */
+import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
+
+/** Pi's defaults, stated explicitly so a change of Pi's defaults cannot move the headline silently. */
+export const PI_COMPACTION = { reserveTokens: 16_384, keepRecentTokens: 20_000 } as const;
+export const WINDOW = 200_000;
+
+export interface ArmSpec {
+	id: string;
+	label: string;
+	/** Load context-fold's bundle. */
+	contextFold: boolean;
+	/** CONTEXTFOLD_* variables for this arm (nothing = context-fold's own defaults). */
+	env: Record<string, string>;
+	/** Pi's own compaction. */
+	compaction: boolean;
+	kind: "reference" | "headline" | "sweep";
+}
+
+export const RAW: ArmSpec = {
+	id: "raw",
+	label: "no extension, no compaction (reference; the floor's input)",
+	contextFold: false,
+	env: {},
+	compaction: false,
+	kind: "reference",
+};
+export const NATIVE: ArmSpec = {
+	id: "native",
+	label: "Pi native: no extension, Pi's LLM compaction",
+	contextFold: false,
+	env: {},
+	compaction: true,
+	kind: "headline",
+};
+export const DEFAULTS: ArmSpec = {
+	id: "cf-default",
+	label: "context-fold, defaults",
+	contextFold: true,
+	env: {},
+	compaction: true,
+	kind: "headline",
+};
+export const COMPACT_NATIVE: ArmSpec = {
+	id: "cf-compact-native",
+	label: "context-fold, CONTEXTFOLD_COMPACT=native",
+	contextFold: true,
+	env: { CONTEXTFOLD_COMPACT: "native" },
+	compaction: true,
+	kind: "headline",
+};
+
+export const SWEEP_FOLD_AT = [0.3, 0.45, 0.6] as const;
+export const SWEEP_FOLD_STEP = [0.06, 0.12, 0.2] as const;
+
+/** The grid of fold-at × fold-step, without the defaults' own point (that is the cf-default arm). */
+export function sweepArms(): ArmSpec[] {
+	const arms: ArmSpec[] = [];
+	for (const at of SWEEP_FOLD_AT) {
+		for (const step of SWEEP_FOLD_STEP) {
+			if (at === DEFAULT_SETTINGS.foldAt && step === DEFAULT_SETTINGS.foldStep) continue;
+			arms.push({
+				id: `sweep-at${at}-step${step}`,
+				label: `context-fold, FOLD_AT=${at} FOLD_STEP=${step}`,
+				contextFold: true,
+				env: { CONTEXTFOLD_FOLD_AT: String(at), CONTEXTFOLD_FOLD_STEP: String(step) },
+				compaction: true,
+				kind: "sweep",
+			});
+		}
+	}
+	return arms;
+}
+
+export function allArms(quick: boolean): ArmSpec[] {
+	return quick ? [RAW, NATIVE, DEFAULTS] : [RAW, NATIVE, DEFAULTS, COMPACT_NATIVE, ...sweepArms()];
+}

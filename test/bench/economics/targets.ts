@@ -1,0 +1,73 @@
+/**
+ * The issue's targets for context-fold's defaults (headline billing), checked per trace.
+ */
+import type { EconomicsResult, TraceResult } from "./bench.ts";
+import type { ArmTotals } from "./metrics.ts";
+
+export interface Verdict {
+	target: string;
+	pass: boolean | null;
+	detail: string;
+}
+
+export function armOf(trace: TraceResult, billing: string, id: string): ArmTotals | undefined {
+	return trace.billed[billing]?.find((a) => a.arm === id);
+}
+
+export function geomean(values: readonly number[]): number {
+	if (values.length === 0) return Number.NaN;
+	return Math.exp(values.reduce((s, v) => s + Math.log(v), 0) / values.length);
+}
+
+export function checkTargets(result: EconomicsResult, budget: number, arm = "cf-default"): Verdict[] {
+	const rows = result.traces.flatMap((t) => {
+		const native = armOf(t, result.headline, "native");
+		const def = armOf(t, result.headline, arm);
+		const floor = armOf(t, result.headline, "floor");
+		return native && def ? [{ t, native, def, floor }] : [];
+	});
+	if (rows.length === 0) return [{ target: "targets", pass: null, detail: "no trace had both arms" }];
+	const ratio = (a: ArmTotals, b: ArmTotals) => a.cost / b.cost;
+	const list = (f: (r: (typeof rows)[number]) => string) => rows.map((r) => `${r.t.name} ${f(r)}`).join("; ");
+	const ratios = rows.map((r) => ratio(r.def, r.native));
+	const g = geomean(ratios);
+	const verdicts: Verdict[] = [
+		{
+			target: "never costlier than native on any trace",
+			pass: rows.every((r) => r.def.cost <= r.native.cost),
+			detail: list((r) => `${ratio(r.def, r.native).toFixed(3)}×`),
+		},
+		{
+			target: "≤ 0.8× native on every trace",
+			pass: ratios.every((x) => x <= 0.8),
+			detail: list((r) => `${ratio(r.def, r.native).toFixed(3)}×`),
+		},
+		{ target: "geometric mean ≤ 0.65× native", pass: g <= 0.65, detail: `${g.toFixed(3)}× over ${rows.length} traces` },
+	];
+	const withFloor = rows.filter((r) => r.floor !== undefined);
+	verdicts.push({
+		target: "within 1.3× of the floor",
+		pass: withFloor.length === 0 ? null : withFloor.every((r) => r.def.cost <= 1.3 * (r.floor as ArmTotals).cost),
+		detail: list((r) => (r.floor ? `${ratio(r.def, r.floor).toFixed(3)}× floor` : "no floor")),
+	});
+	verdicts.push({
+		target: `prompt never above the budget (${budget.toLocaleString("en-US")}) on a request where the floor's is not`,
+		pass:
+			withFloor.length === 0 || arm !== "cf-default" ? null : withFloor.every((r) => r.t.overBudget.floorUnder === 0),
+		detail: list(
+			(r) =>
+				`${r.t.overBudget.floorUnder} such requests (${r.t.overBudget.requests} over budget in all); peak ${r.def.peakPrompt.toLocaleString("en-US")}, floor's peak ${r.floor ? r.floor.peakPrompt.toLocaleString("en-US") : "n/a"}`,
+		),
+	});
+	verdicts.push({
+		target: "prefix breaks ≤ fold events + compactions + lifetime expiries + unfolds",
+		pass: rows.every(
+			(r) => r.def.prefixBreaks <= r.def.foldEvents + r.def.compactions + r.def.expiries + r.def.unfolds,
+		),
+		detail: list(
+			(r) =>
+				`${r.def.prefixBreaks} ≤ ${r.def.foldEvents}+${r.def.compactions}+${r.def.expiries}+${r.def.unfolds} (${r.def.unexplainedBreaks} at neither a fold nor a compaction)`,
+		),
+	});
+	return verdicts;
+}
