@@ -103,14 +103,18 @@ describe("the ladder in a growing tool chain", () => {
 	});
 
 	test("the cold threshold applies while no cache read was ever reported", () => {
-		const warm = runGrowth({ turns: 20, resultTokens: 2000, window, cache: true });
-		const cold = runGrowth({ turns: 20, resultTokens: 2000, window, cache: false });
+		// A small tail and step, so the entry threshold (not the step) decides when the first fold fires.
+		const settings = { tail: 2000, foldStep: 0.02 };
+		const warm = runGrowth({ turns: 30, resultTokens: 1000, window, cache: true, settings });
+		const cold = runGrowth({ turns: 30, resultTokens: 1000, window, cache: false, settings });
 		const firstWarm = warm.plans.findIndex((p) => p.layer !== null);
 		const firstCold = cold.plans.findIndex((p) => p.layer !== null);
 		expect(firstCold).toBeGreaterThan(0);
 		expect(firstCold < firstWarm || firstWarm === -1).toBe(true);
 		expect(cold.plans[firstCold]?.geometry?.cold).toBe(true);
 		expect(cold.plans[firstCold]?.usage.tokens).toBeGreaterThanOrEqual(S.coldFoldAt * window);
+		expect(cold.plans[firstCold]?.usage.tokens).toBeLessThan(S.foldAt * window);
+		expect(warm.plans[firstWarm]?.usage.tokens).toBeGreaterThanOrEqual(S.foldAt * window);
 	});
 
 	test("crossing the budget folds at once, even the request right after a fold", () => {

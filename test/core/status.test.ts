@@ -27,7 +27,7 @@ describe("footer", () => {
 	test.each([
 		[
 			plan({ armed: false, state: "below-threshold" }),
-			"⧉ context-fold ×3 · ~41k tok masked · next fold at 45% ctx · cache avg 66%",
+			`⧉ context-fold ×3 · ~41k tok masked · next fold at ${Math.round(DEFAULT_SETTINGS.foldAt * 100)}% ctx · cache avg 66%`,
 		],
 		[plan({}), "⧉ context-fold ×3 · ~41k tok masked · next fold: 3.1k/9.6k maskable · cache avg 66%"],
 		[plan({ mass: 50_000 }), "⧉ context-fold ×3 · ~41k tok masked · next fold: 9.6k/9.6k maskable · cache avg 66%"],

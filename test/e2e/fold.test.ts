@@ -187,25 +187,27 @@ forEachPiVersion((version) => {
 		test(
 			"the cold threshold applies while no cache read was ever reported",
 			async () => {
+				// Fold-at set well above the cold threshold so the two are told apart.
+				const WARM_AT = 0.5;
 				const window = 40_000;
 				const cold = await scenario({
 					fake: { script: chain("d", 14, 1500), cache: { mode: "none" } },
 					model: { contextWindow: window },
 					compaction: { enabled: false },
-					env: { CONTEXTFOLD_TAIL: "3000" },
+					env: { CONTEXTFOLD_TAIL: "3000", CONTEXTFOLD_FOLD_AT: String(WARM_AT) },
 				});
 				expectSuccess(await runPrint({ version, sandbox: cold.sandbox, prompt: "run", extensions: [bundle] }));
 				const usage = firstRecord(cold).usageBefore;
 				expect(usage).toBeGreaterThanOrEqual(DEFAULT_SETTINGS.coldFoldAt * window);
-				expect(usage).toBeLessThan(DEFAULT_SETTINGS.foldAt * window);
+				expect(usage).toBeLessThan(WARM_AT * window);
 				const warm = await scenario({
 					fake: { script: chain("d", 14, 1500) },
 					model: { contextWindow: window },
 					compaction: { enabled: false },
-					env: { CONTEXTFOLD_TAIL: "3000" },
+					env: { CONTEXTFOLD_TAIL: "3000", CONTEXTFOLD_FOLD_AT: String(WARM_AT) },
 				});
 				expectSuccess(await runPrint({ version, sandbox: warm.sandbox, prompt: "run", extensions: [bundle] }));
-				expect(firstRecord(warm).usageBefore).toBeGreaterThanOrEqual(DEFAULT_SETTINGS.foldAt * window);
+				expect(firstRecord(warm).usageBefore).toBeGreaterThanOrEqual(WARM_AT * window);
 			},
 			TIMEOUT,
 		);
