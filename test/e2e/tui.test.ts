@@ -1,6 +1,7 @@
 // The footer status line as a person sees it in Pi's TUI, under tmux, on both Pi versions.
 import { describe, expect, test } from "bun:test";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
+import { formatTokens } from "../../src/core/tokens.ts";
 import { bigOutputCommand, ensureBundle, scenarioPool } from "./cf.ts";
 import { bash, forEachPiVersion, replySequence, startTui, text, tmuxSkipAllowed } from "./harness/index.ts";
 
@@ -45,7 +46,9 @@ forEachPiVersion((version) => {
 				screen = await tui.waitFor(/⧉ context-fold ×[1-9]/);
 				const line = footer(screen);
 				expect(line).toMatch(
-					/⧉ context-fold ×[1-9]\d* · ~\d+(\.\d)?k tok masked · next fold: \d+(\.\d)?k?\/4\.8k maskable · cache avg \d+%/,
+					new RegExp(
+						`⧉ context-fold ×[1-9]\\d* · ~\\d+(\\.\\d)?k tok masked · next fold: \\d+(\\.\\d)?k?/${formatTokens(DEFAULT_SETTINGS.foldStep * 40_000).replace(".", "\\.")} maskable · cache avg \\d+%`,
+					),
 				);
 
 				tui.type("/quit");
