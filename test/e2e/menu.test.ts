@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { bigOutputCommand, ensureBundle, foldEvents, scenarioPool } from "./cf.ts";
 import {
 	bash,
@@ -130,7 +131,7 @@ forEachPiVersion((version) => {
 				});
 				const rpc = await rpcFor(s, version);
 				await rpc.promptAndWait("run the chain");
-				// ~10k tokens on a 100k window: under the default 45 %, so nothing folded.
+				// ~10k tokens on a 100k window: under the default first-fold threshold, so nothing folded.
 				expect(foldEvents(s.fake.requests)).toEqual([]);
 
 				const r = await drive(rpc, "/context-fold config", [
@@ -140,7 +141,7 @@ forEachPiVersion((version) => {
 				]);
 				const rows = optionsOf(r.dialogs[0] as UiRequest);
 				expect(rows).toEqual([
-					"First fold at (fraction of window): 0.45 · default",
+					`First fold at (fraction of window): ${DEFAULT_SETTINGS.foldAt} · default`,
 					"Fold step (fraction of window): 0.01 · env CONTEXTFOLD_FOLD_STEP",
 					"Cold first fold at (fraction of window): 0.25 · default",
 					"Budget (fraction of window): 0.75 · default",
@@ -154,9 +155,9 @@ forEachPiVersion((version) => {
 					"Back",
 				]);
 				const input = r.dialogs[1] as UiRequest & { title: string; placeholder?: string };
-				expect(input.title).toContain("First fold at (fraction of window): now 0.45 (default)");
+				expect(input.title).toContain(`First fold at (fraction of window): now ${DEFAULT_SETTINGS.foldAt} (default)`);
 				expect(input.title).toContain("a number > 0 and <= 1");
-				expect(input.placeholder).toBe("0.45");
+				expect(input.placeholder).toBe(String(DEFAULT_SETTINGS.foldAt));
 				expect(r.notes).toEqual([
 					`context-fold: saved First fold at (fraction of window) = 0.05 in ${settingsPath(s)}. Applies now.`,
 				]);
@@ -387,7 +388,7 @@ forEachPiVersion((version) => {
 				tui.sendKeys("Enter");
 				await tui.waitFor("Discard retained images");
 				tui.sendKeys("Down", "Enter");
-				let screen = await tui.waitFor("→ First fold at (fraction of window): 0.45 · default");
+				let screen = await tui.waitFor(`→ First fold at (fraction of window): ${DEFAULT_SETTINGS.foldAt} · default`);
 				expect(screen).toContain(`context-fold settings (saved in ${settingsPath(s)})`);
 				expect(screen).toContain("Cold first fold at (fraction of window): 0.25 · default");
 				expect(screen).toContain(`Cache inactivity warning (minutes) for ${FAKE_PROVIDER}: 30 · default fallback`);
