@@ -3,6 +3,7 @@
  * saves on each later request, and what the provider billed again because the fold rewrote the
  * prefix), plus the wire watchdog. Pure: the adapter (and the CLI) feed it the branch's events.
  */
+import { MAX_REPORTED_TOKENS } from "./tokens.ts";
 
 export interface Prices {
 	/** US dollars per million tokens. */
@@ -168,6 +169,7 @@ export function costOf(u: Usage, prices: Prices): number {
 	);
 }
 
+/** A usable count: finite, positive, and not absurd (see MAX_REPORTED_TOKENS); anything else counts as 0. */
 function pos(n: number): number {
-	return Number.isFinite(n) && n > 0 ? n : 0;
+	return Number.isFinite(n) && n > 0 && n <= MAX_REPORTED_TOKENS ? n : 0;
 }

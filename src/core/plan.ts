@@ -16,7 +16,7 @@ import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock, type MaskIndex 
 import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
 import { DIGEST_TOKEN_ESTIMATE, selectCandidates } from "./policy/select.ts";
 import type { Settings } from "./settings.ts";
-import { estimateTokens } from "./tokens.ts";
+import { estimateTokens, MAX_REPORTED_TOKENS } from "./tokens.ts";
 
 export interface Substitution {
 	messageIndex: number;
@@ -238,7 +238,8 @@ function kindMatches(masked: MaskedBlock, role: string, kind: string): boolean {
 /**
  * Usage, defined: the provider-reported prompt of the newest successful response (input + cache
  * read + cache write) plus its own output, plus the estimate of every message after it. With no
- * usable report (first request, or no response since the latest compaction) it is the estimate alone.
+ * usable report (first request, or no response since the latest compaction; a report above
+ * MAX_REPORTED_TOKENS or one that overflows is not usable) it is the estimate alone.
  */
 export function readUsage(
 	messages: readonly ViewMessage[],
@@ -251,8 +252,9 @@ export function readUsage(
 		if (m.stopReason === "error" || m.stopReason === "aborted") continue;
 		if (m.timestamp <= latestCompaction) break;
 		const prompt = promptTokensOf(m.usage);
-		if (prompt <= 0) continue;
-		let tokens = prompt + nonNegative(m.usage.output);
+		// No report, or an absurd one (overflowing, or past any real window): not a measurement.
+		if (prompt <= 0 || !(prompt <= MAX_REPORTED_TOKENS)) continue;
+		let tokens = prompt + Math.min(nonNegative(m.usage.output), MAX_REPORTED_TOKENS);
 		for (let k = i + 1; k < messages.length; k++) tokens += tokensPerMessage[k] ?? 0;
 		return { tokens, source: "reported" };
 	}

@@ -19,9 +19,18 @@ export interface LineRange {
 	end: number;
 }
 
+/** At most this many characters of a model-supplied argument are quoted back in a message. */
+export const MAX_ECHO_CHARS = 80;
+
+/** A model-supplied argument as quoted back in an answer: bounded, so a huge one cannot flood context. */
+export function echoArg(raw: string): string {
+	return raw.length > MAX_ECHO_CHARS ? `${raw.slice(0, MAX_ECHO_CHARS)}…[+${raw.length - MAX_ECHO_CHARS} chars]` : raw;
+}
+
 /** Parse `a-b` (1-based, inclusive), `a` alone, or `a-` (to the end). */
-export function parseLineRange(raw: string): LineRange | RecallError {
-	const s = raw.trim();
+export function parseLineRange(input: string): LineRange | RecallError {
+	const raw = echoArg(input);
+	const s = input.trim();
 	const m = /^(\d+)(?:\s*-\s*(\d*))?$/.exec(s);
 	if (!m)
 		return {
@@ -143,7 +152,8 @@ export function capLines(
 
 /** Up to `n` known codes closest to a mistyped one: shared prefix first, then edit distance. */
 export function closestCodes(code: string, known: Iterable<string>, n = 3): string[] {
-	const c = code.toLowerCase();
+	// Codes are at most 64 characters: comparing more of a huge argument only costs time (quadratic).
+	const c = code.slice(0, 64).toLowerCase();
 	const scored: Array<[number, string]> = [];
 	for (const k of known) scored.push([distance(c, k.slice(0, Math.max(c.length, 6))) - commonPrefix(c, k) * 0.5, k]);
 	scored.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1));

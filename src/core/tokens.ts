@@ -18,9 +18,12 @@ export function estimateTokens(chars: number): number {
 	return Math.ceil(chars / CHARS_PER_TOKEN);
 }
 
-/** Compact human form: 950, 9.6k, 41k, 1.2M. */
+/** A reported token count above this is not a real measurement (no model has a window near it). */
+export const MAX_REPORTED_TOKENS = 1_000_000_000;
+
+/** Compact human form: 950, 9.6k, 41k, 1.2M. Anything that is not a finite count reads as 0. */
 export function formatTokens(tokens: number): string {
-	const n = Math.max(0, Math.round(tokens));
+	const n = Number.isFinite(tokens) ? Math.max(0, Math.round(tokens)) : 0;
 	if (n < 1000) return String(n);
 	if (n < 10_000) return `${(n / 1000).toFixed(1)}k`;
 	if (n < 1_000_000) return `${Math.round(n / 1000)}k`;
@@ -29,6 +32,6 @@ export function formatTokens(tokens: number): string {
 
 /** 12345 -> "12,345" without relying on the host locale. */
 export function groupDigits(n: number): string {
-	const s = String(Math.max(0, Math.round(n)));
+	const s = String(Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0);
 	return s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }

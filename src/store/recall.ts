@@ -7,6 +7,7 @@ import type { MaskedBlock, MaskIndex } from "../core/layers.ts";
 import {
 	capLines,
 	closestCodes,
+	echoArg,
 	formatLine,
 	grepLines,
 	matchingLines,
@@ -181,10 +182,10 @@ function cutHint(code: string, rendered: readonly string[], i: number, n: number
 
 function unknownCode(raw: string, index: MaskIndex): RecallAnswer {
 	if (index.byCode.size === 0)
-		return fail(`no folded block is called "${raw}": nothing has been folded in this session yet.`);
+		return fail(`no folded block is called "${echoArg(raw)}": nothing has been folded in this session yet.`);
 	const near = closestCodes(normalizeCode(raw), index.byCode.keys());
 	return fail(
-		`no folded block is called "${raw}". Closest codes: ${near.map((c) => `{#${c}}`).join(", ")}. Or use search=<text> to find a detail in every folded block.`,
+		`no folded block is called "${echoArg(raw)}". Closest codes: ${near.map((c) => `{#${c}}`).join(", ")}. Or use search=<text> to find a detail in every folded block.`,
 	);
 }
 

@@ -23,6 +23,11 @@ const SECTIONS: Section[] = [
 	{ name: "hook", run: runHookBench, render: renderHookReport },
 	{ name: "recall", run: () => runRecallBench(), render: renderRecallReport },
 	{ name: "economics", run: runEconomicsBench, render: renderEconomicsSection, markdown: true },
+	{
+		name: "cli",
+		run: async (log) => (await import("./cli.ts")).runCliSection(log),
+		render: (r: { report: string }) => r.report,
+	},
 ];
 
 function parseArgs(argv: readonly string[]): { json?: string; docs?: string } {

@@ -3,14 +3,14 @@
  * plan commits one, and apply substitutions in place. Everything here fails open: an error costs
  * this request's folding, never the request.
  */
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import type { ViewMessage } from "../../core/blocks.ts";
 import { type FoldPlan, planFold } from "../../core/plan.ts";
 import type { Settings } from "../../core/settings.ts";
 import type { MemoryOriginals } from "../../store/originals.ts";
 import { applySubstitutions } from "./apply.ts";
 import { sha256 } from "./hash.ts";
-import type { BranchState } from "./state.ts";
+import type { BranchSource, BranchState } from "./state.ts";
 import { thinkingPolicyFor } from "./thinking.ts";
 import { buildView, type PiEntry, type PiMessage } from "./view.ts";
 
@@ -18,6 +18,8 @@ export interface HookDeps {
 	state: BranchState;
 	settings: Settings;
 	getBranch(): readonly PiEntry[];
+	/** Pi's session manager, for an incremental sync (see BranchState.syncWith); getBranch alone works too. */
+	session?: BranchSource | undefined;
 	contextWindow(): number | undefined;
 	/** API of the model this request goes to (decides how thinking may fold). */
 	modelApi?(): string | undefined;
@@ -30,6 +32,11 @@ export interface HookDeps {
 	onCommit?: ((layer: NonNullable<FoldPlan["layer"]>, view: readonly ViewMessage[]) => void) | undefined;
 	/** Ephemeral sessions (no session file): originals are held here for recall. */
 	memory?: MemoryOriginals | undefined;
+	/**
+	 * The session file still holds this entry, so recall can serve the block once it is folded.
+	 * Asked only for blocks a fold event is about to commit; absent means there is no file to check.
+	 */
+	inLedger?: ((entryId: string) => boolean) | undefined;
 }
 
 /** Ephemeral digests say where recall comes from, since there is no ledger behind them. */
@@ -41,6 +48,8 @@ export interface HookOutcome {
 	applied: number;
 	/** The new layer was planned but could not be persisted, so it was not applied. */
 	persistFailed?: Error;
+	/** Substitutions not applied because the message no longer had the part (another extension reshaped it). */
+	skipped: number;
 	ms: number;
 	/** Milliseconds per stage, for the benchmark and CONTEXTFOLD_DEBUG. */
 	stages: { sync: number; view: number; plan: number; persist: number; apply: number };
@@ -48,7 +57,8 @@ export interface HookOutcome {
 
 export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutcome {
 	const started = performance.now();
-	deps.state.sync(deps.getBranch());
+	if (deps.session !== undefined) deps.state.syncWith(deps.session);
+	else deps.state.sync(deps.getBranch());
 	const tSync = performance.now();
 	if (deps.fault === "context") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=context)");
 	const view = buildView(
@@ -71,7 +81,10 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		everCacheRead: deps.state.everCacheRead,
 		hash: sha256,
 		thinking: thinkingPolicyFor(deps.modelApi?.()),
-		verify: (entryId, blockIndex, text) => deps.state.matchesSession(entryId, blockIndex, text),
+		// Never fold what recall could not serve: the text must be the session's, and the session file
+		// must still hold it (it may have been deleted, cut short or made unreadable under Pi).
+		verify: (entryId, blockIndex, text) =>
+			deps.state.matchesSession(entryId, blockIndex, text) && (deps.inLedger?.(entryId) ?? true),
 		...(deps.memory !== undefined && { digestNote: MEMORY_NOTE }),
 	});
 	const tPlan = performance.now();
@@ -98,12 +111,26 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 	}
 	const tPersist = performance.now();
 	if (deps.fault === "apply") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=apply)");
+	// Another extension may have changed a message's shape in this request (content no longer a list
+	// of parts): that one block goes out as it came, every other fold still applies.
+	const applicable = substitutions.filter((s) => {
+		const content = messages[s.messageIndex]?.content;
+		const part = Array.isArray(content) ? (content[s.blockIndex] as { type?: unknown } | null | undefined) : undefined;
+		return part?.type === "text" || part?.type === "thinking";
+	});
+	const skipped = substitutions.length - applicable.length;
+	substitutions = applicable;
 	applySubstitutions(messages, substitutions);
 	const tApply = performance.now();
-	if (deps.dumpPath) writeFileSync(deps.dumpPath, JSON.stringify(messages), { mode: 0o600 });
+	if (deps.dumpPath) {
+		writeFileSync(deps.dumpPath, JSON.stringify(messages), { mode: 0o600 });
+		// The mode given to writeFileSync only applies to a new file; the dump holds secrets either way.
+		chmodSync(deps.dumpPath, 0o600);
+	}
 	return {
 		plan: persistFailed ? { ...plan, layer: null } : plan,
 		applied: substitutions.length,
+		skipped,
 		...(persistFailed && { persistFailed }),
 		ms: performance.now() - started,
 		stages: {

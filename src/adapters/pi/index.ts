@@ -6,17 +6,19 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FrozenLayer } from "../../core/layers.ts";
+import { redactSecrets } from "../../core/seed/redact.ts";
 import { isDisabled } from "../../core/settings.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { registerAdvisories } from "./advisories.ts";
-import { runContextHook } from "./context-hook.ts";
+import { type HookOutcome, runContextHook } from "./context-hook.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
+import { sha256 } from "./hash.ts";
 import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
 import { agentDir } from "./paths.ts";
 import { Runtime } from "./runtime.ts";
 import { registerSeed, SeedWriter } from "./seed.ts";
-import { BranchState, CUSTOM_TYPE } from "./state.ts";
+import { type BranchSource, BranchState, CUSTOM_TYPE } from "./state.ts";
 import { isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
 import type { PiEntry, PiMessage } from "./view.ts";
 
@@ -63,6 +65,19 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	/** After a response: bring the accounting up to date, run the wire watchdog, refresh the footer. */
 	const afterResponse = (ctx: ExtensionContext) => {
+		try {
+			rt.checkLedger(ctx);
+		} catch {
+			// The check only reports; recall and folding re-check on their own.
+		}
+		if (rt.state.badUsage > 0) {
+			rt.notices.once(
+				ctx,
+				"usage",
+				`the provider reported unusable token usage (${rt.state.badUsageKind}) on a response; context-fold ignores such reports and sizes the context by its own estimate instead. Folding goes on.`,
+				"warning",
+			);
+		}
 		if (rt.sync(ctx) && rt.state.accounting().offWire) {
 			rt.notices.once(
 				ctx,
@@ -95,7 +110,9 @@ export default function contextFold(pi: ExtensionAPI): void {
 	pi.on("session_start", (_event, ctx) => {
 		rt.reset(ctx);
 		checkToolConflicts(pi, ctx, rt.notices);
-		for (const w of rt.resolved.warnings) rt.notices.once(ctx, `settings:${w.name}:${w.value}`, w.message, "warning");
+		// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
+		for (const w of rt.resolved.warnings)
+			rt.notices.once(ctx, `settings:${w.name}:${w.value}`, redactSecrets(w.message, sha256), "warning");
 		if (rt.sync(ctx) && rt.state.invalidRecords > 0) {
 			rt.notices.once(
 				ctx,
@@ -131,12 +148,14 @@ export default function contextFold(pi: ExtensionAPI): void {
 				state,
 				settings: rt.settings,
 				getBranch: () => ctx.sessionManager.getBranch() as unknown as PiEntry[],
+				session: ctx.sessionManager as unknown as BranchSource,
 				contextWindow: () => ctx.model?.contextWindow,
 				modelApi: () => ctx.model?.api,
 				persist: (layer: FrozenLayer) => pi.appendEntry(CUSTOM_TYPE, layer),
 				fault,
 				dumpPath,
 				memory: rt.memory,
+				inLedger: (entryId) => rt.ledgerHas(ctx, entryId, rt.requests),
 				onCommit: (layer, view) => {
 					const layers = state.index.layers;
 					const since =
@@ -153,11 +172,19 @@ export default function contextFold(pi: ExtensionAPI): void {
 					"warning",
 				);
 			}
+			if (outcome.skipped > 0) {
+				rt.notices.once(
+					ctx,
+					"reshaped",
+					`another extension changed the shape of a message context-fold had folded (its content is no longer a list of parts), so ${outcome.skipped} folded block(s) went out as they came in this request; every other fold was applied, and nothing was lost.`,
+					"warning",
+				);
+			}
 			const p = outcome.plan;
 			const g = p.geometry;
 			debugLine(
 				ctx,
-				`[context-fold] req=${rt.requests} usage=${formatTokens(p.usage.tokens)}${g ? `/${formatTokens(g.window)}` : ""} (${p.usage.source}) state=${p.state}${p.layer ? ` fold#${p.layer.seq} blocks=${p.layer.blocks.length} after=${formatTokens(p.usageAfter)}` : ""} mass=${formatTokens(p.mass)}${g ? `/${formatTokens(g.step)}` : ""} masked=${p.maskedBlocks} ~${formatTokens(p.maskedTokens)} layers=${state.index.layers.length} cacheAvg=${fmtRatio(state.cacheAvg())} held=${state.index.byCode.size} views=${state.views.size} facts=${state.facts.size} hook=${outcome.ms.toFixed(2)}ms`,
+				`[context-fold] req=${rt.requests} usage=${formatTokens(p.usage.tokens)}${g ? `/${formatTokens(g.window)}` : ""} (${p.usage.source}) state=${p.state}${p.layer ? ` fold#${p.layer.seq} blocks=${p.layer.blocks.length} after=${formatTokens(p.usageAfter)}` : ""} mass=${formatTokens(p.mass)}${g ? `/${formatTokens(g.step)}` : ""} masked=${p.maskedBlocks} ~${formatTokens(p.maskedTokens)} layers=${state.index.layers.length} cacheAvg=${fmtRatio(state.cacheAvg())} held=${state.index.byCode.size} views=${state.views.size} facts=${state.facts.size} hook=${outcome.ms.toFixed(2)}ms${debug ? `${stagesText(outcome)}${footprintText(rt)}` : ""}`,
 			);
 			rt.showFooter(ctx);
 		} catch (error) {
@@ -197,6 +224,23 @@ function checkToolConflicts(pi: ExtensionAPI, ctx: ExtensionContext, notices: No
 	} catch {
 		// Older Pi builds may not describe tool sources; the check is advisory.
 	}
+}
+
+/** Milliseconds per stage of the hook (sync, view, plan, persist, apply), for CONTEXTFOLD_DEBUG. */
+function stagesText(outcome: HookOutcome): string {
+	const s = outcome.stages;
+	return ` stages=${[s.sync, s.view, s.plan, s.persist, s.apply].map((ms) => ms.toFixed(2)).join("/")}`;
+}
+
+/**
+ * The extension's own memory, for CONTEXTFOLD_DEBUG: characters it holds in fold state (digests and
+ * digest facts), its map sizes, the entries and bytes the ledger index covers, and originals kept in
+ * memory (sessions without a file only). None of it grows with the bytes of what was folded.
+ */
+function footprintText(rt: Runtime): string {
+	const f = rt.state.footprint();
+	const l = rt.ledger?.stats;
+	return ` state: blocks=${f.foldedBlocks} digestChars=${f.digestChars} factChars=${f.factChars} facts=${f.facts} verified=${f.verified} keys=${f.keys} rawRefs=${f.rawRefs} events=${f.events} ledger: entries=${l?.entries ?? 0} indexedBytes=${l?.bytesIndexed ?? 0} memoryChars=${rt.memory?.heldChars ?? 0}`;
 }
 
 function fmtRatio(r: number | null): string {

@@ -5,6 +5,7 @@
  * (`ctx.ui.custom()` answers nothing there on 0.80.6).
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { redactSecrets } from "../../core/seed/redact.ts";
 import { DEFAULT_SETTINGS, describeValue, idleMinutesFor, KNOBS, type KnobSpec } from "../../core/settings.ts";
 import {
 	type FieldEdit,
@@ -12,6 +13,7 @@ import {
 	readSettingsFile,
 	type SettingsFileRead,
 } from "../../store/settings-file.ts";
+import { sha256 } from "./hash.ts";
 import { settingsFile } from "./paths.ts";
 import type { Runtime } from "./runtime.ts";
 
@@ -275,7 +277,9 @@ function save(rt: Runtime, ctx: ExtensionContext, row: Row, edits: FieldEdit[], 
 	let note = "";
 	if (knob.live) {
 		rt.reloadSettings();
-		for (const w of rt.resolved.warnings) rt.notices.once(ctx, `settings:${w.name}:${w.value}`, w.message, "warning");
+		// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
+		for (const w of rt.resolved.warnings)
+			rt.notices.once(ctx, `settings:${w.name}:${w.value}`, redactSecrets(w.message, sha256), "warning");
 		// The footer's gauge reads the thresholds; redraw it now rather than at the next response.
 		rt.showFooter(ctx);
 		note = " Applies now.";

@@ -6,13 +6,13 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { type FoldPlan, planFold } from "../../core/plan.ts";
 import type { ResolvedSettings } from "../../core/settings.ts";
 import { renderFooter, renderStatus } from "../../core/status.ts";
-import { Ledger } from "../../store/ledger.ts";
+import { Ledger, LedgerError } from "../../store/ledger.ts";
 import { MemoryOriginals } from "../../store/originals.ts";
 import { loadSettings } from "./config.ts";
 import type { HookOutcome } from "./context-hook.ts";
 import { sha256 } from "./hash.ts";
 import { Notices } from "./notices.ts";
-import { BranchState } from "./state.ts";
+import { type BranchSource, BranchState } from "./state.ts";
 import { thinkingPolicyFor } from "./thinking.ts";
 import { buildView, type PiEntry, type PiMessage } from "./view.ts";
 
@@ -33,6 +33,11 @@ export class Runtime {
 	readonly recallCounts = new Map<string, number>();
 	/** Images from a prompt whose send was declined, kept for the next interactive prompt. */
 	retainedImages: unknown[] = [];
+	/** The session file was read successfully at least once (see checkLedger). */
+	private ledgerSeen = false;
+	private ledgerRebuilds = 0;
+	private ledgerCheckedAt = -1;
+	private ledgerOk = true;
 	/** Extra footer flags owned by other modules (e.g. the compaction warning), by key. */
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
@@ -107,12 +112,73 @@ export class Runtime {
 		this.ctx = ctx;
 		const file = ctx.sessionManager.getSessionFile();
 		if (file) {
-			if (this.ledger?.path !== file) this.ledger = new Ledger(file);
+			if (this.ledger?.path !== file) {
+				this.ledger = new Ledger(file);
+				this.ledgerSeen = false;
+				this.ledgerRebuilds = 0;
+				this.ledgerCheckedAt = -1;
+			}
 			this.memory = undefined;
 		} else {
 			this.ledger = null;
 			this.memory ??= new MemoryOriginals();
 		}
+	}
+
+	/**
+	 * Whether the session file holds an entry, for a fold event about to commit. The file is re-read
+	 * (incrementally) at most once per request; when it cannot be read, nothing new is folded.
+	 */
+	ledgerHas(ctx: ExtensionContext, entryId: string, request: number): boolean {
+		const ledger = this.ledger;
+		if (ledger === null) return true;
+		if (this.ledgerCheckedAt !== request) {
+			this.ledgerCheckedAt = request;
+			this.ledgerOk = this.checkLedger(ctx);
+		}
+		return this.ledgerOk && ledger.has(entryId);
+	}
+
+	/**
+	 * Bring the ledger up to date and say once, clearly, when the session file vanished, was cut short,
+	 * rewritten or cannot be read: recall refuses what it no longer holds (never other bytes), nothing
+	 * new is folded from it, and the session goes on. Returns false when the file cannot be read.
+	 */
+	checkLedger(ctx: ExtensionContext): boolean {
+		const ledger = this.ledger;
+		if (ledger === null) return true;
+		try {
+			ledger.refresh();
+		} catch (error) {
+			if (!(error instanceof LedgerError)) throw error;
+			// Pi writes the file lazily; a file never seen yet is not a fault.
+			if (error.code === "missing" && !this.ledgerSeen) return false;
+			this.notices.once(
+				ctx,
+				"ledger",
+				`${error.message}. Folded blocks cannot be recalled from it until it is back (recall says so, it never serves other bytes), and nothing new is folded meanwhile; the session goes on.`,
+				"warning",
+			);
+			return false;
+		}
+		this.ledgerSeen = true;
+		// Recall refreshes the ledger too, so compare with the rebuilds this check last saw.
+		if (ledger.stats.rebuilds > this.ledgerRebuilds) {
+			this.ledgerRebuilds = ledger.stats.rebuilds;
+			let gone = 0;
+			for (const b of this.state.index.byCode.values()) if (!ledger.has(b.entryId)) gone++;
+			this.notices.once(
+				ctx,
+				"ledger",
+				`the session file ${ledger.path} was cut short or replaced under Pi: ${
+					gone > 0
+						? `${gone} folded block(s) are no longer in it, so recall refuses them (it never serves other bytes)`
+						: "every folded block is still in it, but earlier entries may be gone"
+				}. Nothing missing from the file is folded; the session goes on.`,
+				"warning",
+			);
+		}
+		return true;
 	}
 
 	/** A fresh session: drop everything derived from the previous one. */
@@ -129,7 +195,7 @@ export class Runtime {
 	/** Bring branch state up to date; returns false (and reports once) when the branch cannot be read. */
 	sync(ctx: ExtensionContext): boolean {
 		try {
-			this.state.sync(ctx.sessionManager.getBranch() as unknown as PiEntry[]);
+			this.state.syncWith(ctx.sessionManager as unknown as BranchSource);
 			return true;
 		} catch (error) {
 			this.notices.once(ctx, "sync", `could not read the session branch: ${(error as Error).message}`, "warning");

@@ -8,6 +8,7 @@ import type { ViewMessage } from "../../core/blocks.ts";
 import { renderCompactionSummary, renderHandoff } from "../../core/handoff.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { extractSeedRecord, type SeedToolCall } from "../../core/seed/extract.ts";
+import { redactSecrets } from "../../core/seed/redact.ts";
 import { DEFAULT_SEED_MAX_CHARS, renderSeed } from "../../core/seed/render.ts";
 import type { SeedRecord } from "../../core/seed/schema.ts";
 import { appendSeedRecord, readSeedIndex, seedIndexPath, writeHandoff } from "../../store/seed-index.ts";
@@ -301,6 +302,9 @@ async function handoff(rt: Runtime, writer: SeedWriter, args: string, ctx: Exten
 	let goal = args.trim();
 	if (goal === "" && ctx.hasUI)
 		goal = ((await ctx.ui.input("Goal for the fresh session", "what should happen next?")) ?? "").trim();
+	// The seed is a file on disk and the next session's first message: a secret in the goal is redacted
+	// like everything else the index holds.
+	goal = redactSecrets(goal, sha256);
 	const dir = writer.dir(ctx);
 	const parentFile = ctx.sessionManager.getSessionFile() ?? null;
 	let text: string;

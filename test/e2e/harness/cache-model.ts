@@ -22,14 +22,17 @@ export interface NoCacheModel {
 
 export type CacheModel = PrefixCacheModel | NoCacheModel;
 
-/** Lets a test rewrite the computed usage of one request, e.g. to pretend the whole old prefix was cached. */
+/**
+ * Lets a test rewrite the computed usage of one request, e.g. to pretend the whole old prefix was
+ * cached. Returning null sends no usage at all, like a provider that never reports it.
+ */
 export type UsageHook = (ctx: {
 	req: RecordedRequest;
 	computed: Usage;
 	/** Serialized prompt of this request, and of the requests before it, for custom cache maths. */
 	serialized: string;
 	previousSerialized: readonly string[];
-}) => Partial<Usage> | undefined;
+}) => Partial<Usage> | undefined | null;
 
 /** JSON with sorted keys: key order in Pi's objects must not look like a cache miss. */
 export function stableStringify(value: unknown): string {

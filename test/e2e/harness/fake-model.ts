@@ -86,7 +86,7 @@ function writeStream(
 	res: ServerResponse,
 	model: string,
 	reply: Reply & { kind: "text" | "toolCalls" },
-	usage: Usage,
+	usage: Usage | null,
 	chunkChars: number,
 ) {
 	const id = `chatcmpl-fake-${Date.now().toString(36)}`;
@@ -110,12 +110,17 @@ function writeStream(
 		});
 	}
 	send([{ index: 0, delta: {}, finish_reason: reply.kind === "toolCalls" ? "tool_calls" : "stop" }]);
-	// Final usage-only chunk, as OpenAI sends it with stream_options.include_usage.
-	send([], { usage: wireUsage(usage) });
+	// Final usage-only chunk, as OpenAI sends it with stream_options.include_usage (none when null).
+	if (usage !== null) send([], { usage: wireUsage(usage) });
 	res.end("data: [DONE]\n\n");
 }
 
-function writeJson(res: ServerResponse, model: string, reply: Reply & { kind: "text" | "toolCalls" }, usage: Usage) {
+function writeJson(
+	res: ServerResponse,
+	model: string,
+	reply: Reply & { kind: "text" | "toolCalls" },
+	usage: Usage | null,
+) {
 	const message: Record<string, unknown> = { role: "assistant", content: reply.text ?? null };
 	if (reply.kind === "toolCalls") {
 		message.tool_calls = reply.calls.map((c) => ({
@@ -130,7 +135,7 @@ function writeJson(res: ServerResponse, model: string, reply: Reply & { kind: "t
 		created: Math.floor(Date.now() / 1000),
 		model,
 		choices: [{ index: 0, message, finish_reason: reply.kind === "toolCalls" ? "tool_calls" : "stop" }],
-		usage: wireUsage(usage),
+		...(usage !== null && { usage: wireUsage(usage) }),
 	};
 	res.writeHead(200, { "content-type": "application/json" });
 	res.end(JSON.stringify(body));
@@ -206,9 +211,10 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 			previousSerialized: previous,
 		});
 		usage = { ...usage, ...hooked, ...reply.usage };
-		recorded.reportedUsage = usage;
-		if (recorded.stream) writeStream(res, body.model, reply, usage, chunkChars);
-		else writeJson(res, body.model, reply, usage);
+		const sent = hooked === null ? null : usage;
+		if (sent !== null) recorded.reportedUsage = usage;
+		if (recorded.stream) writeStream(res, body.model, reply, sent, chunkChars);
+		else writeJson(res, body.model, reply, sent);
 	};
 
 	const server = createServer((req, res) => {

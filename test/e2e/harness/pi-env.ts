@@ -1,5 +1,5 @@
 // The environment and command line for a sandboxed Pi: nothing from the caller's keys, config or temp dirs leaks in.
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Sandbox } from "./sandbox.ts";
@@ -58,9 +58,60 @@ export function sanitizedEnv(source: NodeJS.ProcessEnv = process.env): Record<st
 	return env;
 }
 
+/** The preload that records every network connection Pi's process attempts (see net-guard.mjs). */
+export const NET_GUARD = join(REPO_ROOT, "test/e2e/harness/net-guard.mjs");
+
+/** Where the network guard of a sandbox's Pi runs writes its records. */
+export function netLogPath(sandbox: Sandbox): string {
+	return join(sandbox.root, "net.jsonl");
+}
+
+/** host:port of the fake model this sandbox points Pi at: the one connection a run may make. */
+function fakeTarget(sandbox: Sandbox): string {
+	try {
+		const models = JSON.parse(readFileSync(join(sandbox.agentDir, "models.json"), "utf8")) as {
+			providers?: Record<string, { baseUrl?: string }>;
+		};
+		return Object.values(models.providers ?? {})
+			.map((p) => {
+				const url = new URL(p.baseUrl ?? "");
+				return `${url.hostname}:${url.port}`;
+			})
+			.join(",");
+	} catch {
+		return "";
+	}
+}
+
+export interface NetRecord {
+	kind: "tcp" | "udp" | "dns";
+	target: string;
+	allowed: boolean;
+	pid: number;
+	/** argv[1] of the process: Pi's CLI, or a tool it ran (npm, node scripts) that inherited the preload. */
+	script: string;
+	stack?: string;
+}
+
+/** Every connection attempt recorded in this sandbox so far. */
+export function netRecords(sandbox: Sandbox): NetRecord[] {
+	const path = netLogPath(sandbox);
+	if (!existsSync(path)) return [];
+	return readFileSync(path, "utf8")
+		.split("\n")
+		.filter((l) => l.length > 0)
+		.map((l) => JSON.parse(l) as NetRecord);
+}
+
+/** Connections Pi's own process (the one context-fold runs in) made to anything but the fake model. */
+export function netViolations(sandbox: Sandbox): NetRecord[] {
+	const clis = new Set(PI_VERSIONS.map((v) => piCliPath(v)));
+	return netRecords(sandbox).filter((r) => !r.allowed && clis.has(r.script));
+}
+
 /** Env for one Pi run: sanitized caller env, then sandbox isolation, then sandbox env, then `extra`. */
 export function piEnv(sandbox: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
-	return {
+	const env: Record<string, string> = {
 		...sanitizedEnv(),
 		HOME: sandbox.home,
 		TMPDIR: sandbox.tmp,
@@ -71,6 +122,11 @@ export function piEnv(sandbox: Sandbox, extra: Record<string, string> = {}): Rec
 		...sandbox.env,
 		...extra,
 	};
+	// Every run records its network connections; Scenario.dispose fails the test on any but the fake's.
+	env.NODE_OPTIONS = [`--import ${NET_GUARD}`, env.NODE_OPTIONS].filter((o) => o !== undefined && o !== "").join(" ");
+	env.CF_NET_LOG = netLogPath(sandbox);
+	env.CF_NET_ALLOW = fakeTarget(sandbox);
+	return env;
 }
 
 export interface PiArgsOptions {

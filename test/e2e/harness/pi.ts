@@ -4,7 +4,19 @@ import { type PiArgsOptions, type PiVersion, piArgs, piEnv } from "./pi-env.ts";
 import { type PiRunResult, runToExit } from "./process.ts";
 import type { Sandbox } from "./sandbox.ts";
 
-export { forEachPiVersion, NODE_BIN, PI_VERSIONS, type PiVersion, piCliPath, sanitizedEnv } from "./pi-env.ts";
+export {
+	forEachPiVersion,
+	NET_GUARD,
+	type NetRecord,
+	NODE_BIN,
+	netLogPath,
+	netRecords,
+	netViolations,
+	PI_VERSIONS,
+	type PiVersion,
+	piCliPath,
+	sanitizedEnv,
+} from "./pi-env.ts";
 export type { PiRunResult } from "./process.ts";
 export { type PiRpc, type RpcOptions, startRpc } from "./rpc.ts";
 export { assistantMessages, createSandbox, entriesOfType, type Sandbox, type SessionEntry } from "./sandbox.ts";

@@ -1,5 +1,6 @@
 // One fake model plus one sandbox wired to it, torn down together: the usual starting point of an e2e test.
 import { type FakeModel, type FakeModelOptions, startFakeModel } from "./fake-model.ts";
+import { netViolations } from "./pi-env.ts";
 import { createSandbox, type Sandbox, type SandboxOptions } from "./sandbox.ts";
 
 export interface ScenarioOptions extends Omit<SandboxOptions, "fakeUrl"> {
@@ -35,8 +36,15 @@ export async function startScenario(options: ScenarioOptions = {}): Promise<Scen
 				}
 			}
 			await fake.close();
+			// Nothing in Pi's process (context-fold included) may connect anywhere but the fake model.
+			const violations = netViolations(sandbox);
 			sandbox.cleanup();
 			if (errors.length > 0) throw errors[0];
+			if (violations.length > 0) {
+				throw new Error(
+					`network connections other than to the fake model: ${violations.map((v) => `${v.kind} ${v.target}\n${v.stack ?? ""}`).join("\n")}`,
+				);
+			}
 		},
 	};
 }

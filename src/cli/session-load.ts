@@ -1,0 +1,78 @@
+/**
+ * One session, loaded for a command: the file parsed (v1 to v3, malformed lines counted), its active
+ * branch replayed into the extension's state, the effective settings (defaults < context-fold.json <
+ * environment, as in Pi), and the context window of its model.
+ */
+
+import { BranchReplay } from "../core/session/replay.ts";
+import type { ResolvedSettings } from "../core/settings.ts";
+import { type ModelFacts, readModelsFile } from "../store/models-file.ts";
+import { parseIsoTime, readSessionFile, type SessionFile, SessionFileError } from "../store/session-file.ts";
+import { loadSettings } from "../store/settings-load.ts";
+import { type CommandContext, remark } from "./context.ts";
+import { CliError } from "./errors.ts";
+
+/**
+ * Window assumed when neither --window nor models.json names one. Pi knows its built-in models'
+ * windows; the CLI does not depend on Pi, and 200k is the window of the models the bundled traces use.
+ */
+export const DEFAULT_WINDOW = 200_000;
+
+export type WindowSource = "--window" | "models.json" | "default";
+
+export interface LoadedSession {
+	file: SessionFile;
+	replay: BranchReplay;
+	settings: ResolvedSettings;
+	/** Window and its source for a provider/model. */
+	windowFor(provider: string | undefined, model: string | undefined): { window: number; source: WindowSource };
+	modelFacts(provider: string | undefined, model: string | undefined): ModelFacts | undefined;
+	/** models.json exists but could not be used. */
+	modelsProblem: string | null;
+}
+
+export function loadSession(ctx: CommandContext, path: string, window?: number): LoadedSession {
+	let file: SessionFile;
+	try {
+		file = readSessionFile(path);
+	} catch (error) {
+		if (error instanceof SessionFileError) {
+			throw new CliError(error.code === "missing" ? "unknown-session" : "unreadable-session", error.message);
+		}
+		throw error;
+	}
+	// Said once per load, on stderr: what was skipped, and settings that were ignored.
+	const skipped = malformedNote(file);
+	if (skipped !== null) remark(ctx, skipped);
+	const settings = loadSettings(ctx.io.env);
+	for (const w of settings.warnings) remark(ctx, `setting ignored: ${w.message}`);
+	const replay = new BranchReplay(parseIsoTime);
+	for (const entry of file.branch) replay.consume(entry);
+	const models = readModelsFile(ctx.io.env);
+	const facts = (p: string | undefined, m: string | undefined) =>
+		p !== undefined && m !== undefined ? models.models.get(`${p}/${m}`) : undefined;
+	return {
+		file,
+		replay,
+		settings,
+		windowFor(provider, model) {
+			if (window !== undefined) return { window, source: "--window" };
+			const known = facts(provider, model)?.contextWindow;
+			return known !== undefined
+				? { window: known, source: "models.json" }
+				: { window: DEFAULT_WINDOW, source: "default" };
+		},
+		modelFacts: facts,
+		modelsProblem: models.problem,
+	};
+}
+
+/** One line about lines the reader skipped, or null when there were none. */
+export function malformedNote(file: SessionFile): string | null {
+	if (file.malformed === 0) return null;
+	const first = file.problems
+		.slice(0, 3)
+		.map((p) => `line ${p.line}: ${p.reason}`)
+		.join("; ");
+	return `${file.malformed} unreadable line(s) in ${file.path} were skipped (${first}${file.malformed > 3 ? "; …" : ""})`;
+}

@@ -1,0 +1,174 @@
+/**
+ * Text and JSON renderings of a simulation: the per-request table, the summary of both arms, and a
+ * stable JSON shape (schema context-fold/simulate@1) for scripts. Plain strings in, plain strings out.
+ */
+import type { BilledRequest } from "../core/billing.ts";
+import type { ArmTotals, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
+import { formatDollars, formatPct, groupDigits, renderTable } from "./format.ts";
+
+export interface SimulatedSession {
+	id: string | null;
+	path: string;
+	/** The model most requests went to, the window used and where it came from. */
+	model: string;
+	window: number;
+	windowSource: string;
+	malformed: number;
+	simulation: Simulation;
+}
+
+export interface SimulateOptions {
+	price: string;
+	ttl: string;
+}
+
+export function renderRequestTable(rows: readonly SimulatedRow[]): string {
+	return renderTable(
+		[
+			{ title: "req", align: "right" },
+			{ title: "reported", align: "right" },
+			{ title: "no fold", align: "right" },
+			{ title: "folded", align: "right" },
+			{ title: "read", align: "right" },
+			{ title: "read fold", align: "right" },
+			{ title: "$ no fold", align: "right" },
+			{ title: "$ folded", align: "right" },
+			{ title: "event" },
+		],
+		rows.map((r) => [
+			String(r.request.index + 1),
+			r.request.billed ? groupDigits(r.request.reported) : "—",
+			tokens(r.baseline),
+			tokens(r.folded),
+			r.baseline === null ? "—" : groupDigits(r.baseline.cacheRead),
+			r.folded === null ? "—" : groupDigits(r.folded.cacheRead),
+			r.baseline === null ? "—" : r.baseline.cost.toFixed(4),
+			r.folded === null ? "—" : r.folded.cost.toFixed(4),
+			events(r),
+		]),
+	);
+}
+
+function tokens(b: BilledRequest | null): string {
+	return b === null ? "—" : groupDigits(b.prompt);
+}
+
+/** What happened at a request, in words: fold events, prefix breaks, cache expiry, compaction, floor. */
+export function events(r: SimulatedRow): string {
+	const out: string[] = [];
+	const f = r.request.fold;
+	if (f !== null)
+		out.push(`fold #${f.seq} ${f.reason} (${f.blocks} blocks, ~${groupDigits(f.usageBefore - f.usageAfter)} tok)`);
+	if (r.request.compacted) out.push("compaction");
+	if (r.request.state === "floor") out.push("floor");
+	if (r.folded?.expired) out.push("cache expired");
+	else if (r.folded?.prefixBreak) out.push(f !== null ? "prefix rewritten" : "prefix changed");
+	if (!r.request.billed) out.push(r.request.stopReason ?? "no usage");
+	return out.join("; ");
+}
+
+export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
+	const { summary } = s.simulation;
+	const b = summary.baseline;
+	const f = summary.folded;
+	const rows: Array<[string, string, string, string]> = [
+		["prompt tokens", groupDigits(b.prompt), groupDigits(f.prompt), delta(b.prompt, f.prompt)],
+		["  cache read", groupDigits(b.cacheRead), groupDigits(f.cacheRead), ""],
+		[
+			o.price === "anthropic" ? "  cache write" : "  uncached input",
+			groupDigits(b.cacheWrite + b.input),
+			groupDigits(f.cacheWrite + f.input),
+			"",
+		],
+		["cache hit ratio", formatPct(b.hitRatio), formatPct(f.hitRatio), ""],
+		["peak prompt", groupDigits(b.peak), groupDigits(f.peak), delta(b.peak, f.peak)],
+		["prefix breaks", String(b.prefixBreaks), String(f.prefixBreaks), ""],
+		["cache expiries", String(b.expired), String(f.expired), ""],
+		["est. cost", formatDollars(b.cost), formatDollars(f.cost), delta(b.cost, f.cost)],
+	];
+	const table = renderTable(
+		[{ title: "" }, { title: "no folding", align: "right" }, { title: "with folding", align: "right" }, { title: "" }],
+		rows,
+	);
+	const rec = summary.recorded;
+	const lines = [
+		`session ${s.id ?? "(no id)"}  ${s.path}`,
+		`  ${summary.requests} requests (${summary.billed} with usage) · model ${s.model} · window ${groupDigits(s.window)} (${s.windowSource})`,
+		`  prices: ${o.price} preset · cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)})`,
+		`  fold events: ${summary.foldEvents} (${summary.foldedBlocks} blocks)${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
+		table,
+		`  saved: ${groupDigits(summary.saved.prompt)} prompt tokens, ${formatDollars(summary.saved.cost)} (${formatPct(summary.saved.costRatio)} of the cost)`,
+		`  recorded: ${groupDigits(rec.prompt)} prompt tokens reported by the provider${rec.cost === null ? "" : `, ${formatDollars(rec.cost)} stated in the session`}`,
+		"  (estimates: chars/4 tokens and the provider model above; the recorded figures are the real ones)",
+	];
+	if (s.malformed > 0) lines.push(`  ${s.malformed} unreadable line(s) in the session file were skipped`);
+	return lines.join("\n");
+}
+
+function overheadWords(source: string): string {
+	if (source === "given") return "--overhead";
+	if (source === "first-response") return "measured from the first response";
+	return "unknown";
+}
+
+function delta(before: number, after: number): string {
+	if (before <= 0) return "";
+	const pct = ((after - before) / before) * 100;
+	return `${pct <= 0 ? "" : "+"}${pct.toFixed(1)}%`;
+}
+
+export function renderTotals(sessions: readonly SimulatedSession[]): string {
+	const add = (pick: (s: SimulatedSession) => ArmTotals) =>
+		sessions.reduce((n, s) => ({ prompt: n.prompt + pick(s).prompt, cost: n.cost + pick(s).cost }), {
+			prompt: 0,
+			cost: 0,
+		});
+	const b = add((s) => s.simulation.summary.baseline);
+	const f = add((s) => s.simulation.summary.folded);
+	return `all ${sessions.length} sessions: prompt tokens ${groupDigits(b.prompt)} -> ${groupDigits(f.prompt)} (${delta(b.prompt, f.prompt)}), est. cost ${formatDollars(b.cost)} -> ${formatDollars(f.cost)} (${delta(b.cost, f.cost)})`;
+}
+
+/** The stable JSON document. Field names and meanings only ever grow; a breaking change bumps @1. */
+export function simulationJson(sessions: readonly SimulatedSession[], o: SimulateOptions) {
+	return {
+		schema: "context-fold/simulate@1",
+		price: o.price,
+		ttl: o.ttl,
+		sessions: sessions.map((s) => ({
+			session: { id: s.id, path: s.path, malformed: s.malformed },
+			model: s.model,
+			window: s.window,
+			windowSource: s.windowSource,
+			summary: s.simulation.summary,
+			requests: s.simulation.rows.map((r) => ({
+				index: r.request.index,
+				entryId: r.request.entryId,
+				at: r.request.at,
+				provider: r.request.provider,
+				model: r.request.model,
+				reported: r.request.reported,
+				usage: r.request.usage,
+				state: r.request.state,
+				maskedTokens: r.request.maskedTokens,
+				fold: r.request.fold,
+				compacted: r.request.compacted,
+				baseline: bill(r.baseline),
+				folded: bill(r.folded),
+			})),
+		})),
+	};
+}
+
+function bill(b: BilledRequest | null) {
+	if (b === null) return null;
+	return {
+		prompt: b.prompt,
+		input: b.input,
+		cacheRead: b.cacheRead,
+		cacheWrite: b.cacheWrite,
+		output: b.output,
+		cost: b.cost,
+		prefixBreak: b.prefixBreak,
+		expired: b.expired,
+	};
+}

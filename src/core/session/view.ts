@@ -1,0 +1,295 @@
+/**
+ * Pi messages -> the core's ViewMessage, and each outgoing message -> the session entry it came from.
+ * Shared by the extension (src/adapters/pi) and the CLI's replay, so both see a session the same way;
+ * the Pi shapes below are structural plain data, never Pi's own types.
+ * The outgoing list is a deep copy Pi makes per request, so identity is by content keys, not object:
+ * role, message timestamp and tool call id (see BranchState). Ambiguous keys map to nothing, which
+ * means "never mask".
+ */
+import type { ViewBlock, ViewMessage } from "../blocks.ts";
+import { type DigestFacts, digestFacts } from "../digest.ts";
+import { MIN_FOLD_TOKENS } from "../policy/select.ts";
+import { CHARS_PER_TOKEN } from "../tokens.ts";
+
+// Pi's message shapes, reduced to the fields we read. Kept structural so both Pi versions fit.
+export interface PiContent {
+	type: string;
+	text?: string;
+	thinking?: string;
+	thinkingSignature?: string;
+	redacted?: boolean;
+	name?: string;
+	id?: string;
+	arguments?: unknown;
+	data?: string;
+}
+
+export interface PiMessage {
+	role: string;
+	content?: string | PiContent[];
+	timestamp?: number;
+	toolCallId?: string;
+	toolName?: string;
+	details?: unknown;
+	usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
+	stopReason?: string;
+	[key: string]: unknown;
+}
+
+export interface PiEntry {
+	type: string;
+	id: string;
+	parentId?: string | null;
+	timestamp?: string;
+	message?: PiMessage;
+	customType?: string;
+	data?: unknown;
+	[key: string]: unknown;
+}
+
+export function messageKey(m: PiMessage): string {
+	return `${m.role}|${typeof m.timestamp === "number" ? m.timestamp : "?"}|${m.toolCallId ?? ""}`;
+}
+
+/** Short description of a tool call for digests: the command, the path, or compact arguments. */
+export function summarizeCall(name: string | undefined, args: unknown): string | undefined {
+	if (typeof args !== "object" || args === null) return undefined;
+	const a = args as Record<string, unknown>;
+	if (typeof a.command === "string") return a.command;
+	if (typeof a.path === "string") return a.path;
+	if (typeof a.file_path === "string") return a.file_path;
+	if (typeof a.pattern === "string") return a.pattern;
+	try {
+		const json = JSON.stringify(args);
+		return json === "{}" ? undefined : json;
+	} catch {
+		return name;
+	}
+}
+
+function toBlocks(content: PiMessage["content"]): ViewBlock[] {
+	if (typeof content === "string") return [{ kind: "text", text: content }];
+	if (!Array.isArray(content)) return [];
+	const blocks: ViewBlock[] = [];
+	for (const part of content) {
+		if (part === null || typeof part !== "object") {
+			blocks.push({ kind: "other", text: "" });
+			continue;
+		}
+		switch (part.type) {
+			case "text":
+				blocks.push({ kind: "text", text: typeof part.text === "string" ? part.text : "" });
+				break;
+			case "thinking":
+				blocks.push({
+					kind: "thinking",
+					text: typeof part.thinking === "string" ? part.thinking : "",
+					...(typeof part.thinkingSignature === "string" && part.thinkingSignature.length > 0 && { signed: true }),
+					...(typeof part.thinkingSignature === "string" &&
+						/^\s*[[{]/.test(part.thinkingSignature) && { opaqueSignature: true }),
+					...(part.redacted === true && { redacted: true }),
+				});
+				break;
+			case "image":
+				blocks.push({ kind: "image", text: "" });
+				break;
+			case "toolCall":
+				blocks.push({ kind: "toolCall", text: safeJson(part.arguments) + (part.name ?? "") });
+				break;
+			default:
+				blocks.push({ kind: "other", text: safeJson(part) });
+		}
+	}
+	return blocks;
+}
+
+function safeJson(v: unknown): string {
+	try {
+		return JSON.stringify(v) ?? "";
+	} catch {
+		return "";
+	}
+}
+
+/** Text Pi sends for roles it converts to user text (bash executions, summaries). */
+function extraText(m: PiMessage): string {
+	const parts: string[] = [];
+	for (const field of ["command", "output", "summary"] as const) {
+		const v = m[field];
+		if (typeof v === "string") parts.push(v);
+	}
+	return parts.join("\n");
+}
+
+/** Build the core view of an outgoing message list. */
+export interface ForeignCheck {
+	raw(entryId: string): PiMessage | undefined;
+	/** Length of a block's text last verified equal to the session's, by block key. */
+	verified: Map<string, number>;
+	/** Digest facts by block key (see BranchState.facts). */
+	facts?: Map<string, DigestFacts>;
+	/** Keys already masked: no facts needed. */
+	masked?: ReadonlyMap<string, unknown>;
+}
+
+/**
+ * Views of messages already seen, by entry id. Session entries never change, so a message whose
+ * content has the same shape and text lengths as last time reuses its view: steady requests then do
+ * almost no allocation. Pruned to the messages of the latest request, so it holds at most one view
+ * of the current context.
+ */
+export class ViewCache {
+	private views = new Map<string, { view: ViewMessage; calls?: Array<[string, string | undefined]> }>();
+	private next = new Map<string, { view: ViewMessage; calls?: Array<[string, string | undefined]> }>();
+
+	get size(): number {
+		return this.views.size;
+	}
+
+	take(entryId: string, m: PiMessage): { view: ViewMessage; calls?: Array<[string, string | undefined]> } | undefined {
+		const hit = this.views.get(entryId);
+		if (hit === undefined || !sameShape(hit.view, m)) return undefined;
+		this.next.set(entryId, hit);
+		return hit;
+	}
+
+	put(entryId: string, view: ViewMessage, calls?: Array<[string, string | undefined]>): void {
+		this.next.set(entryId, calls ? { view, calls } : { view });
+	}
+
+	/** End of a request: keep only what it used. */
+	prune(): void {
+		this.views = this.next;
+		this.next = new Map();
+	}
+}
+
+function sameShape(view: ViewMessage, m: PiMessage): boolean {
+	const content = m.content;
+	if (!Array.isArray(content)) return false;
+	const extra = view.blocks.length - content.length;
+	if (extra !== 0 && extra !== 1) return false;
+	for (let j = 0; j < content.length; j++) {
+		const part = content[j];
+		const b = view.blocks[j] as ViewBlock;
+		if (part === null || typeof part !== "object") return false;
+		if (b.kind === "text") {
+			if (part.type !== "text" || part.text?.length !== b.text.length) return false;
+		} else if (b.kind === "thinking") {
+			if (part.type !== "thinking" || part.thinking?.length !== b.text.length) return false;
+		} else if (b.kind === "image") {
+			if (part.type !== "image") return false;
+		} else if (b.kind === "toolCall") {
+			if (part.type !== "toolCall") return false;
+		} else return false;
+	}
+	return true;
+}
+
+export function buildView(
+	messages: readonly PiMessage[],
+	lookup: (m: PiMessage) => string | null,
+	foreign?: ForeignCheck,
+	cache?: ViewCache,
+): ViewMessage[] {
+	const calls = new Map<string, string | undefined>();
+	const view: ViewMessage[] = new Array(messages.length);
+	for (let i = 0; i < messages.length; i++) {
+		const m = messages[i] as PiMessage;
+		const entryId = lookup(m);
+		if (cache !== undefined && entryId !== null) {
+			const hit = cache.take(entryId, m);
+			if (hit !== undefined) {
+				for (const [id, summary] of hit.calls ?? []) calls.set(id, summary);
+				view[i] = hit.view;
+				continue;
+			}
+		}
+		const blocks = toBlocks(m.content);
+		const extra = extraText(m);
+		if (extra.length > 0) blocks.push({ kind: "other", text: extra });
+		let ownCalls: Array<[string, string | undefined]> | undefined;
+		if (m.role === "assistant" && Array.isArray(m.content)) {
+			for (const part of m.content) {
+				if (part?.type === "toolCall" && typeof part.id === "string") {
+					const summary = summarizeCall(part.name, part.arguments);
+					calls.set(part.id, summary);
+					ownCalls ??= [];
+					ownCalls.push([part.id, summary]);
+				}
+			}
+		}
+		const v: ViewMessage = {
+			role: typeof m.role === "string" ? m.role : "unknown",
+			entryId,
+			timestamp: typeof m.timestamp === "number" ? m.timestamp : 0,
+			blocks,
+		};
+		if (m.role === "toolResult") {
+			if (typeof m.toolName === "string") v.toolName = m.toolName;
+			if (typeof m.toolCallId === "string") {
+				v.toolCallId = m.toolCallId;
+				const summary = calls.get(m.toolCallId);
+				if (summary !== undefined) v.callSummary = summary;
+			}
+			const full = (m.details as { fullOutputPath?: unknown } | undefined)?.fullOutputPath;
+			if (typeof full === "string") v.fullOutputPath = full;
+		}
+		if (m.role === "assistant") {
+			if (m.usage !== undefined && m.usage !== null && typeof m.usage === "object") {
+				v.usage = {
+					input: num(m.usage.input),
+					output: num(m.usage.output),
+					cacheRead: num(m.usage.cacheRead),
+					cacheWrite: num(m.usage.cacheWrite),
+				};
+			}
+			if (typeof m.stopReason === "string") v.stopReason = m.stopReason;
+		}
+		if (foreign && entryId !== null && (m.role === "toolResult" || m.role === "assistant")) {
+			markForeign(blocks, entryId, foreign);
+		}
+		view[i] = v;
+		if (cache !== undefined && entryId !== null) cache.put(entryId, v, ownCalls);
+	}
+	cache?.prune();
+	return view;
+}
+
+/**
+ * Flag maskable blocks whose text no longer equals the session entry's (rewritten upstream).
+ * A block verified equal once is not compared again while its length is unchanged, so steady
+ * requests do no string comparisons; the fold commit re-verifies every block it masks in full.
+ */
+function markForeign(blocks: ViewBlock[], entryId: string, check: ForeignCheck): void {
+	let content: PiMessage["content"] | null = null;
+	for (let j = 0; j < blocks.length; j++) {
+		const b = blocks[j] as ViewBlock;
+		if (b.kind !== "text" && b.kind !== "thinking") continue;
+		const key = `${entryId}:${j}`;
+		if (check.verified.get(key) === b.text.length) continue;
+		content ??= check.raw(entryId)?.content;
+		const part = Array.isArray(content) ? content[j] : undefined;
+		const text = b.kind === "text" ? part?.text : part?.thinking;
+		if (typeof text === "string" && text === b.text) check.verified.set(key, text.length);
+		else b.foreign = true;
+	}
+	if (check.facts === undefined) return;
+	for (let j = 0; j < blocks.length; j++) {
+		const b = blocks[j] as ViewBlock;
+		if ((b.kind !== "text" && b.kind !== "thinking") || b.foreign === true) continue;
+		if (b.text.length < MIN_FOLD_TOKENS * CHARS_PER_TOKEN) continue;
+		const key = `${entryId}:${j}`;
+		if (check.masked?.has(key)) continue;
+		let facts = check.facts.get(key);
+		if (facts === undefined || facts.chars !== b.text.length) {
+			facts = digestFacts(b.text);
+			check.facts.set(key, facts);
+		}
+		b.facts = facts;
+	}
+}
+
+function num(v: unknown): number {
+	return typeof v === "number" && Number.isFinite(v) ? v : 0;
+}

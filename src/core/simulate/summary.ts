@@ -1,0 +1,164 @@
+/**
+ * A replay billed twice under one provider model: as recorded (no folding) and with the replay's
+ * folds. The system prompt and tool definitions are not in the session file, so their size is
+ * measured once: the first billed response's reported prompt minus the estimate of its messages.
+ */
+import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
+import type { FrozenLayer } from "../layers.ts";
+import { CHARS_PER_TOKEN } from "../tokens.ts";
+import type { Replay, ReplayedRequest } from "./replay.ts";
+
+export interface ArmTotals {
+	/** Prompt tokens summed over every billed request. */
+	prompt: number;
+	input: number;
+	cacheRead: number;
+	cacheWrite: number;
+	output: number;
+	/** US dollars, output included. */
+	cost: number;
+	/** Largest single prompt. */
+	peak: number;
+	/** Requests whose prefix was changed (something already sent was rewritten). */
+	prefixBreaks: number;
+	/** Requests that came after the cache lifetime and were billed in full. */
+	expired: number;
+	/** Cache reads over prompt tokens. */
+	hitRatio: number | null;
+}
+
+export interface SimulatedRow {
+	request: ReplayedRequest;
+	baseline: BilledRequest | null;
+	folded: BilledRequest | null;
+}
+
+export interface Overhead {
+	tokens: number;
+	source: "given" | "first-response" | "none";
+}
+
+export interface SimulationSummary {
+	requests: number;
+	billed: number;
+	foldEvents: number;
+	foldedBlocks: number;
+	overhead: Overhead;
+	baseline: ArmTotals;
+	folded: ArmTotals;
+	saved: { prompt: number; cost: number; costRatio: number | null };
+	recorded: {
+		prompt: number;
+		/** Sum of the costs the recording states, or null when some response states none. */
+		cost: number | null;
+		layers: number;
+		/** Replay layers byte-identical to the recorded layer with the same seq. */
+		identicalLayers: number;
+	};
+}
+
+export interface Simulation {
+	rows: SimulatedRow[];
+	summary: SimulationSummary;
+	layers: FrozenLayer[];
+}
+
+export function billReplay(replay: Replay, model: BillingModel, overheadTokens?: number): Simulation {
+	const overhead = measureOverhead(replay.requests, overheadTokens);
+	const base = new PromptCache(model);
+	const folded = new PromptCache(model);
+	const rows: SimulatedRow[] = replay.requests.map((r) => {
+		if (!r.billed) return { request: r, baseline: null, folded: null };
+		const common = { fixedTokens: overhead.tokens, at: r.at, output: r.output };
+		return {
+			request: r,
+			baseline: base.bill({ ...common, parts: r.baseParts }),
+			folded: folded.bill({ ...common, parts: r.foldedParts }),
+		};
+	});
+	const baselineTotals = totals(rows.map((r) => r.baseline));
+	const foldedTotals = totals(rows.map((r) => r.folded));
+	const recordedCosts = replay.requests.filter((r) => r.billed).map((r) => r.recordedCost);
+	const summary: SimulationSummary = {
+		requests: replay.requests.length,
+		billed: rows.filter((r) => r.baseline !== null).length,
+		foldEvents: replay.layers.length,
+		foldedBlocks: replay.layers.reduce((n, l) => n + l.blocks.length, 0),
+		overhead,
+		baseline: baselineTotals,
+		folded: foldedTotals,
+		saved: {
+			prompt: baselineTotals.prompt - foldedTotals.prompt,
+			cost: baselineTotals.cost - foldedTotals.cost,
+			costRatio: baselineTotals.cost > 0 ? (baselineTotals.cost - foldedTotals.cost) / baselineTotals.cost : null,
+		},
+		recorded: {
+			prompt: replay.requests.reduce((n, r) => n + r.reported, 0),
+			cost: recordedCosts.every((c) => c !== null) ? recordedCosts.reduce((n: number, c) => n + (c ?? 0), 0) : null,
+			layers: replay.recordedLayers.length,
+			identicalLayers: identicalLayers(replay.layers, replay.recordedLayers),
+		},
+	};
+	return { rows, summary, layers: replay.layers };
+}
+
+function measureOverhead(requests: readonly ReplayedRequest[], given: number | undefined): Overhead {
+	if (given !== undefined) return { tokens: Math.max(0, Math.round(given)), source: "given" };
+	const first = requests.find((r) => r.billed);
+	if (first === undefined) return { tokens: 0, source: "none" };
+	let chars = 0;
+	for (const p of first.baseParts) chars += p.length + 1;
+	return { tokens: Math.max(0, first.reported - Math.ceil(chars / CHARS_PER_TOKEN)), source: "first-response" };
+}
+
+function totals(bills: ReadonlyArray<BilledRequest | null>): ArmTotals {
+	const t: ArmTotals = {
+		prompt: 0,
+		input: 0,
+		cacheRead: 0,
+		cacheWrite: 0,
+		output: 0,
+		cost: 0,
+		peak: 0,
+		prefixBreaks: 0,
+		expired: 0,
+		hitRatio: null,
+	};
+	for (const b of bills) {
+		if (b === null) continue;
+		t.prompt += b.prompt;
+		t.input += b.input;
+		t.cacheRead += b.cacheRead;
+		t.cacheWrite += b.cacheWrite;
+		t.output += b.output;
+		t.cost += b.cost;
+		t.peak = Math.max(t.peak, b.prompt);
+		if (b.prefixBreak) t.prefixBreaks++;
+		if (b.expired) t.expired++;
+	}
+	t.hitRatio = t.prompt > 0 ? t.cacheRead / t.prompt : null;
+	return t;
+}
+
+/** Replay layers equal, block for block (identity, sha256 and digest bytes), to the recorded layer of the same seq. */
+export function identicalLayers(replayed: readonly FrozenLayer[], recorded: readonly FrozenLayer[]): number {
+	const bySeq = new Map(recorded.map((l) => [l.seq, l]));
+	let same = 0;
+	for (const l of replayed) {
+		const r = bySeq.get(l.seq);
+		if (r === undefined || r.reason !== l.reason || r.blocks.length !== l.blocks.length) continue;
+		const equal = l.blocks.every((b, i) => {
+			const o = r.blocks[i];
+			return (
+				o !== undefined &&
+				o.code === b.code &&
+				o.entryId === b.entryId &&
+				o.blockIndex === b.blockIndex &&
+				o.sha256 === b.sha256 &&
+				o.digest === b.digest
+			);
+		});
+		if (equal) same++;
+	}
+	return same;
+}

@@ -1,0 +1,193 @@
+/**
+ * Finding Pi sessions on disk the way Pi does: the session directory from --session-dir, then
+ * PI_CODING_AGENT_SESSION_DIR, then `sessionDir` in the agent's settings.json, else one directory per
+ * project under <agentDir>/sessions. "The most recent session of this directory" is `pi -c`'s choice:
+ * the newest file (by modification time) with a readable header, filtered by the header's cwd when
+ * the directory is a custom one. Only headers are read here; nothing is ever written.
+ */
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { agentDir, defaultSessionDir, expandHome, sessionsRoot } from "./paths.ts";
+
+export interface SessionPlaces {
+	/** A custom session directory (flat), or null for Pi's per-project layout. */
+	custom: string | null;
+	/** Where the custom directory came from. */
+	customFrom: "--session-dir" | "PI_CODING_AGENT_SESSION_DIR" | "settings.json" | null;
+	root: string;
+	cwd: string;
+	/** Pi's default session directory for `cwd`. */
+	cwdDir: string;
+}
+
+export function sessionPlaces(opts: { flag?: string; env: NodeJS.ProcessEnv; cwd: string }): SessionPlaces {
+	const root = sessionsRoot(opts.env);
+	const base = { root, cwd: resolve(opts.cwd), cwdDir: defaultSessionDir(opts.cwd, opts.env) };
+	if (opts.flag !== undefined && opts.flag !== "")
+		return { ...base, custom: resolve(opts.cwd, expandHome(opts.flag)), customFrom: "--session-dir" };
+	const env = opts.env.PI_CODING_AGENT_SESSION_DIR;
+	if (env !== undefined && env !== "")
+		return { ...base, custom: resolve(expandHome(env)), customFrom: "PI_CODING_AGENT_SESSION_DIR" };
+	const fromSettings = settingsSessionDir(opts.env);
+	if (fromSettings !== null) return { ...base, custom: resolve(expandHome(fromSettings)), customFrom: "settings.json" };
+	return { ...base, custom: null, customFrom: null };
+}
+
+function settingsSessionDir(env: NodeJS.ProcessEnv): string | null {
+	try {
+		const data = JSON.parse(readFileSync(join(agentDir(env), "settings.json"), "utf8")) as { sessionDir?: unknown };
+		return typeof data.sessionDir === "string" && data.sessionDir !== "" ? data.sessionDir : null;
+	} catch {
+		return null;
+	}
+}
+
+export interface SessionInfo {
+	path: string;
+	/** Session id from the header (null when the header has none). */
+	id: string | null;
+	/** Project directory from the header. */
+	cwd: string | null;
+	version: number;
+	size: number;
+	mtimeMs: number;
+}
+
+/** Every session file Pi would list, newest first. Files without a readable header are left out. */
+export function listSessions(places: SessionPlaces): SessionInfo[] {
+	const files: string[] = [];
+	if (places.custom !== null) files.push(...jsonlIn(places.custom));
+	else if (existsSync(places.root)) {
+		for (const name of safeReaddir(places.root)) {
+			const dir = join(places.root, name);
+			if (isDir(dir)) files.push(...jsonlIn(dir));
+		}
+	}
+	const infos: SessionInfo[] = [];
+	for (const path of files) {
+		const info = sessionInfo(path);
+		if (info !== null) infos.push(info);
+	}
+	return infos.sort((a, b) => b.mtimeMs - a.mtimeMs || basename(b.path).localeCompare(basename(a.path)));
+}
+
+/** `pi -c`: the newest session of the working directory, or null. */
+export function mostRecentSession(places: SessionPlaces): SessionInfo | null {
+	const dir = places.custom ?? places.cwdDir;
+	const filterCwd = places.custom !== null && places.custom !== places.cwdDir;
+	const infos = jsonlIn(dir)
+		.map(sessionInfo)
+		.filter((i): i is SessionInfo => i !== null)
+		.sort((a, b) => b.mtimeMs - a.mtimeMs);
+	for (const info of infos) {
+		if (!filterCwd || (info.cwd !== null && resolve(info.cwd) === places.cwd)) return info;
+	}
+	return null;
+}
+
+export type SessionMatch =
+	| { type: "found"; path: string; by: "path" | "id" | "prefix" }
+	| { type: "not-found"; searched: string }
+	| { type: "ambiguous"; matches: SessionInfo[] };
+
+/**
+ * A session argument, as Pi's --session takes it: anything that looks like a path is a path;
+ * otherwise an exact session id, then a unique id prefix, over every session Pi would list.
+ */
+export function findSession(arg: string, places: SessionPlaces): SessionMatch {
+	if (arg.includes("/") || arg.includes("\\") || arg.endsWith(".jsonl"))
+		return { type: "found", path: resolve(places.cwd, expandHome(arg)), by: "path" };
+	const all = listSessions(places);
+	const exact = all.filter((s) => s.id === arg);
+	if (exact.length === 1) return { type: "found", path: (exact[0] as SessionInfo).path, by: "id" };
+	if (exact.length > 1) return { type: "ambiguous", matches: exact };
+	const prefixed = all.filter((s) => s.id?.startsWith(arg));
+	if (prefixed.length === 1) return { type: "found", path: (prefixed[0] as SessionInfo).path, by: "prefix" };
+	if (prefixed.length > 1) return { type: "ambiguous", matches: prefixed };
+	return { type: "not-found", searched: places.custom ?? places.root };
+}
+
+/** Header facts of one file, or null when its first readable line is not a session header. */
+export function sessionInfo(path: string): SessionInfo | null {
+	let fd: number;
+	try {
+		fd = openSync(path, "r");
+	} catch {
+		return null;
+	}
+	try {
+		const st = statSync(path);
+		const header = readHeader(fd);
+		if (header === null) return null;
+		return {
+			path,
+			id: typeof header.id === "string" ? header.id : null,
+			cwd: typeof header.cwd === "string" ? header.cwd : null,
+			version: typeof header.version === "number" ? header.version : 1,
+			size: st.size,
+			mtimeMs: st.mtimeMs,
+		};
+	} catch {
+		return null;
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** Headers are short, but a cwd can be long; like Pi, stop looking after 1 MiB. */
+const HEADER_SCAN_BYTES = 1 << 20;
+
+function readHeader(fd: number): Record<string, unknown> | null {
+	const chunk = Buffer.allocUnsafe(16 * 1024);
+	let text = "";
+	let pos = 0;
+	while (pos < HEADER_SCAN_BYTES) {
+		const n = readSync(fd, chunk, 0, chunk.length, pos);
+		const done = n <= 0;
+		if (!done) {
+			text += chunk.toString("utf8", 0, n);
+			pos += n;
+		}
+		let nl = text.indexOf("\n");
+		while (nl >= 0 || (done && text.length > 0)) {
+			const line = nl >= 0 ? text.slice(0, nl) : text;
+			text = nl >= 0 ? text.slice(nl + 1) : "";
+			if (line.trim() !== "") {
+				try {
+					const value = JSON.parse(line) as unknown;
+					if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+						const v = value as Record<string, unknown>;
+						return v.type === "session" ? v : null;
+					}
+				} catch {
+					// Pi skips unreadable lines while looking for the header; so do we.
+				}
+			}
+			nl = text.indexOf("\n");
+		}
+		if (done) return null;
+	}
+	return null;
+}
+
+function jsonlIn(dir: string): string[] {
+	return safeReaddir(dir)
+		.filter((n) => n.endsWith(".jsonl"))
+		.map((n) => join(dir, n));
+}
+
+function safeReaddir(dir: string): string[] {
+	try {
+		return readdirSync(dir);
+	} catch {
+		return [];
+	}
+}
+
+function isDir(path: string): boolean {
+	try {
+		return statSync(path).isDirectory();
+	} catch {
+		return false;
+	}
+}

@@ -1,0 +1,136 @@
+/**
+ * CLI benchmark: the compiled binary's cold start (`--version`) against `node -e 0`, and `status` and
+ * `simulate` on the largest real trace, all measured in one run with the runs interleaved, so the
+ * ratios hold on a busy machine even when the absolute times do not. Targets: cold start under 50 ms,
+ * simulate of a ~500-request session under 1 s.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { billingModel } from "../../src/core/billing.ts";
+import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
+import { replaySession } from "../../src/core/simulate/replay.ts";
+import { billReplay } from "../../src/core/simulate/summary.ts";
+import { sha256Hex } from "../../src/store/originals.ts";
+import { parseIsoTime, readSessionFile } from "../../src/store/session-file.ts";
+import { NODE_BIN } from "../e2e/harness/pi-env.ts";
+
+const REPO = join(import.meta.dir, "../..");
+const BINARY = join(REPO, "dist/context-fold");
+const NODE_CLI = join(REPO, "dist/cli.js");
+const TRACE = join(REPO, "../shared/traces/pi__pi-mono__before-compaction.v3.jsonl");
+
+export const TARGETS = { coldStartMs: 50, simulateMs: 1000 };
+
+export type CliBenchResult =
+	| { skipped: string }
+	| {
+			binaryBytes: number;
+			runs: number;
+			versionMs: number;
+			nodeNoopMs: number;
+			nodeCliVersionMs: number;
+			coldStartRatio: number;
+			trace: { file: string; bytes: number; requests: number };
+			statusMs: number;
+			simulateMs: number;
+			simulateInProcessMs: number;
+			statusToNoop: number;
+			simulateToNoop: number;
+	  };
+
+function timeOnce(cmd: string, args: string[]): number {
+	const started = performance.now();
+	const r = spawnSync(cmd, args, {
+		stdio: ["ignore", "ignore", "pipe"],
+		env: { PATH: process.env.PATH ?? "", HOME: "/nonexistent" },
+	});
+	const ms = performance.now() - started;
+	if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+	return ms;
+}
+
+function median(xs: number[]): number {
+	const s = [...xs].sort((a, b) => a - b);
+	return s[Math.floor(s.length / 2)] as number;
+}
+
+export function runCliBench(log: (line: string) => void = () => {}): CliBenchResult {
+	if (!existsSync(BINARY)) return { skipped: "dist/context-fold is missing (npm run build makes it)" };
+	if (!existsSync(TRACE)) return { skipped: `${TRACE} is absent` };
+	const runs = 21;
+	const version: number[] = [];
+	const noop: number[] = [];
+	const nodeCli: number[] = [];
+	// Warm the page cache for every executable first; then interleave so load hits all alike.
+	timeOnce(BINARY, ["--version"]);
+	timeOnce(NODE_BIN, ["-e", "0"]);
+	timeOnce(NODE_BIN, [NODE_CLI, "--version"]);
+	for (let i = 0; i < runs; i++) {
+		version.push(timeOnce(BINARY, ["--version"]));
+		noop.push(timeOnce(NODE_BIN, ["-e", "0"]));
+		nodeCli.push(timeOnce(NODE_BIN, [NODE_CLI, "--version"]));
+	}
+	log(`cli: --version ${median(version).toFixed(1)} ms, node -e 0 ${median(noop).toFixed(1)} ms`);
+	const status: number[] = [];
+	const simulate: number[] = [];
+	const heavyNoop: number[] = [];
+	for (let i = 0; i < 7; i++) {
+		status.push(timeOnce(BINARY, ["status", "--json", TRACE]));
+		simulate.push(timeOnce(BINARY, ["simulate", "--json", TRACE]));
+		heavyNoop.push(timeOnce(NODE_BIN, ["-e", "0"]));
+	}
+	const inProcess: number[] = [];
+	let requests = 0;
+	for (let i = 0; i < 5; i++) {
+		const started = performance.now();
+		const file = readSessionFile(TRACE);
+		const replay = replaySession({
+			entries: file.branch,
+			settings: DEFAULT_SETTINGS,
+			windowFor: () => 200_000,
+			hash: sha256Hex,
+			parseTime: parseIsoTime,
+		});
+		requests = billReplay(replay, billingModel("anthropic")).rows.length;
+		inProcess.push(performance.now() - started);
+	}
+	log(
+		`cli: status ${median(status).toFixed(0)} ms, simulate ${median(simulate).toFixed(0)} ms on ${requests} requests`,
+	);
+	return {
+		binaryBytes: statSync(BINARY).size,
+		runs,
+		versionMs: median(version),
+		nodeNoopMs: median(noop),
+		nodeCliVersionMs: median(nodeCli),
+		coldStartRatio: median(version) / median(noop),
+		trace: { file: "pi__pi-mono__before-compaction.v3.jsonl", bytes: statSync(TRACE).size, requests },
+		statusMs: median(status),
+		simulateMs: median(simulate),
+		simulateInProcessMs: median(inProcess),
+		statusToNoop: median(status) / median(heavyNoop),
+		simulateToNoop: median(simulate) / median(heavyNoop),
+	};
+}
+
+export function renderCliReport(r: CliBenchResult): string {
+	if ("skipped" in r) return `CLI: skipped (${r.skipped})`;
+	const ok = (v: number, target: number) =>
+		v < target ? `under the ${target} ms target` : `OVER the ${target} ms target`;
+	return [
+		`CLI binary (dist/context-fold, ${(r.binaryBytes / 1024 / 1024).toFixed(1)} MB), medians of ${r.runs} interleaved runs:`,
+		`  cold start, --version        ${r.versionMs.toFixed(1)} ms  = ${r.coldStartRatio.toFixed(2)} x node -e 0 (${r.nodeNoopMs.toFixed(1)} ms); ${ok(r.versionMs, TARGETS.coldStartMs)}`,
+		`  node dist/cli.js --version   ${r.nodeCliVersionMs.toFixed(1)} ms  = ${(r.nodeCliVersionMs / r.nodeNoopMs).toFixed(2)} x node -e 0`,
+		`On the largest trace (${r.trace.file}, ${(r.trace.bytes / 1024 / 1024).toFixed(1)} MB, ${r.trace.requests} requests), medians of 7:`,
+		`  status --json                ${r.statusMs.toFixed(0)} ms  = ${r.statusToNoop.toFixed(1)} x node -e 0`,
+		`  simulate --json              ${r.simulateMs.toFixed(0)} ms  = ${r.simulateToNoop.toFixed(1)} x node -e 0; ${ok(r.simulateMs, TARGETS.simulateMs)}`,
+		`  simulate in process          ${r.simulateInProcessMs.toFixed(0)} ms  (read, replay through planFold, bill both arms)`,
+	].join("\n");
+}
+
+/** The section entry for test/bench/run.ts: the result with its report, so the entry needs no import. */
+export function runCliSection(log: (line: string) => void): CliBenchResult & { report: string } {
+	const result = runCliBench(log);
+	return { ...result, report: renderCliReport(result) };
+}
