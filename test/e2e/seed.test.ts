@@ -109,6 +109,36 @@ forEachPiVersion((version: PiVersion) => {
 		);
 
 		test(
+			"a second forced compaction raises one warning that recommends /fold-handoff",
+			async () => {
+				const s = await scenario({ fake: { script: replySequence([]) }, ...SMALL });
+				let stderr = "";
+				let forced = 0;
+				for (let run = 0; run < 6 && forced < 2; run++) {
+					s.fake.setScript(replySequence(chain(`s${run}x`, 2, 2500)));
+					const r = expectSuccess(
+						await runPrint({
+							version,
+							sandbox: s.sandbox,
+							prompt: `round ${run}`,
+							extensions: [bundle],
+							...(run > 0 && { continue: true }),
+						}),
+					);
+					stderr += r.stderr;
+					forced = compactions(s).filter((c) => {
+						const reason = (c.details as { contextFold?: { reason?: string } } | undefined)?.contextFold?.reason;
+						return reason === "threshold" || reason === "overflow";
+					}).length;
+				}
+				expect(forced).toBeGreaterThanOrEqual(2);
+				expect(stderr).toContain("a second forced compaction happened in this session. Consider /fold-handoff");
+				expect(s.fake.summaryRequests()).toHaveLength(0);
+			},
+			TIMEOUT,
+		);
+
+		test(
 			"manual /compact with instructions keeps them verbatim at the top; native mode gives Pi's own summary back",
 			async () => {
 				const s = await scenario({ fake: { script: replySequence(chain("m", 6, 2500)) }, ...MANUAL });
