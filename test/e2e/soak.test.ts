@@ -20,6 +20,7 @@ import {
 	type Reply,
 	runPrint,
 	type Scenario,
+	startRpc,
 	startScenario,
 	text,
 	toolCall,
@@ -28,6 +29,7 @@ import {
 const SOAK = process.env.CF_SOAK === "1";
 const VERSIONS: PiVersion[] = process.env.CF_SOAK_ALL === "1" ? ["0.80.6", "1.6.0"] : ["1.6.0"];
 const REQUESTS = Number(process.env.CF_SOAK_REQUESTS ?? 2000);
+const PER_PROMPT = 100;
 const TIMEOUT = 3_600_000;
 
 let bundle = "";
@@ -92,10 +94,13 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 		test(
 			`pi ${version}: ${REQUESTS} requests with folding and compaction: bounded extension memory, flat hook time`,
 			async () => {
+				// Prompts of PER_PROMPT requests each (a tool chain, then an answer), in one RPC session: Pi
+				// 0.80.6 compacts only between runs, so one endless run would grow its context without bound.
 				const replies: Reply[] = [];
-				for (let i = 0; i < REQUESTS - 1; i++)
-					replies.push(bash(bigOutputCommand(`k${i}`, 1500 + ((i * 7919) % 2000)), `call_k${i}`));
-				replies.push(text("soak done"));
+				for (let i = 0; i < REQUESTS; i++) {
+					if ((i + 1) % PER_PROMPT === 0) replies.push(text(`chunk ${i} done`));
+					else replies.push(bash(bigOutputCommand(`k${i}`, 1500 + ((i * 7919) % 2000)), `call_k${i}`));
+				}
 				const s = await startScenario({
 					fake: { script: dynamicSequence(replies) },
 					model: { contextWindow: 60_000 },
@@ -104,9 +109,11 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 				});
 				scenarios.push(s);
 				const started = performance.now();
-				const r = expectSuccess(
-					await runPrint({ version, sandbox: s.sandbox, prompt: "soak", extensions: [bundle], timeoutMs: TIMEOUT }),
-				);
+				const rpc = await startRpc({ version, sandbox: s.sandbox, extensions: [bundle], timeoutMs: 600_000 });
+				s.defer(() => rpc.close());
+				for (let k = 0; k < REQUESTS / PER_PROMPT; k++) await rpc.promptAndWait(`soak ${k}`, { timeoutMs: 600_000 });
+				await rpc.close();
+				const r = { stderr: rpc.stderr() };
 				const seconds = (performance.now() - started) / 1000;
 				const turns = s.fake.requests.filter((q) => !q.isSummaryRequest);
 				expect(turns).toHaveLength(REQUESTS);
@@ -146,7 +153,7 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 				report.push(
 					`### Soak: ${REQUESTS} requests on Pi ${version}`,
 					"",
-					`One \`pi -p\` run of ${REQUESTS} requests (bash outputs of 1.5k–3.5k tokens, 60k window, Pi compaction on, answered by context-fold's deterministic summary: ${compactions} compactions, 0 summary requests), ${seconds.toFixed(0)} s. Session file ${(fileBytes / 1e6).toFixed(1)} MB; ${(maskedChars / 1e6).toFixed(1)} M characters of tool output, of which context-fold folded ${last.blocks} blocks.`,
+					`One RPC session of ${REQUESTS} requests in ${REQUESTS / PER_PROMPT} prompts (bash outputs of 1.5k–3.5k tokens, 60k window, Pi compaction on, answered by context-fold's deterministic summary: ${compactions} compactions, 0 summary requests), ${seconds.toFixed(0)} s. Session file ${(fileBytes / 1e6).toFixed(1)} MB; ${(maskedChars / 1e6).toFixed(1)} M characters of tool output, of which context-fold folded ${last.blocks} blocks.`,
 					"",
 					"| request | folded blocks | digest chars held | fact chars held | entry keys | views | ledger entries | hook ms (median of last 100) |",
 					"| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
