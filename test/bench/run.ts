@@ -9,6 +9,7 @@ import { relative } from "node:path";
 import { renderEconomicsSection, runEconomicsBench } from "./economics/section.ts";
 import { renderHookReport, runHookBench } from "./hook.ts";
 import { renderRecallReport, runRecallBench } from "./recall.ts";
+import { renderSeedReport, runSeedBench } from "./seed.ts";
 
 interface Section {
 	name: string;
@@ -22,6 +23,7 @@ interface Section {
 const SECTIONS: Section[] = [
 	{ name: "hook", run: runHookBench, render: renderHookReport },
 	{ name: "recall", run: () => runRecallBench(), render: renderRecallReport },
+	{ name: "seed", run: () => runSeedBench(), render: renderSeedReport },
 	{ name: "economics", run: runEconomicsBench, render: renderEconomicsSection, markdown: true },
 	{
 		name: "cli",
