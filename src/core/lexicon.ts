@@ -127,7 +127,8 @@ function lineStarts(text: string): number[] {
 	return starts;
 }
 
-function lineOf(starts: readonly number[], offset: number): number {
+/** Index of the line (from lineStarts-style offsets) that holds `offset`. */
+export function lineOf(starts: readonly number[], offset: number): number {
 	let lo = 0;
 	let hi = starts.length - 1;
 	while (lo < hi) {

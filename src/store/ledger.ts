@@ -5,6 +5,7 @@
  * at a known offset, and then rebuilds the index. The sha256 check at recall is the last guard.
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { lineOf } from "../core/lexicon.ts";
 
 export interface EntryLocation {
 	offset: number;
@@ -132,7 +133,7 @@ export class Ledger {
 				for (;;) {
 					const m = pattern.exec(text);
 					if (m === null) break;
-					const line = lineAt(starts, m.index);
+					const line = lineOf(starts, m.index);
 					const id = lineToId.get(line);
 					if (id !== undefined) out.add(id);
 					pattern.lastIndex = line + 1 < starts.length ? (starts[line + 1] as number) : text.length;
@@ -257,17 +258,6 @@ export class Ledger {
 
 /** Largest span read at once by matchingIds. */
 const SCAN_CHUNK = 16 * 1024 * 1024;
-
-function lineAt(starts: readonly number[], offset: number): number {
-	let lo = 0;
-	let hi = starts.length - 1;
-	while (lo < hi) {
-		const mid = (lo + hi + 1) >> 1;
-		if ((starts[mid] as number) <= offset) lo = mid;
-		else hi = mid - 1;
-	}
-	return lo;
-}
 
 function readFully(fd: number, buf: Buffer, position: number): void {
 	let done = 0;
