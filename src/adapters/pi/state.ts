@@ -3,10 +3,11 @@
  * custom entries, so state follows the branch: a layer committed on one branch never masks messages
  * on another, and a resumed session rebuilds exactly the state it had.
  */
-import { type AccountingEvent, type AccountingReport, accountSession } from "../../core/accounting.ts";
+import type { AccountingReport } from "../../core/accounting.ts";
 import type { DigestFacts } from "../../core/digest.ts";
-import { addRecord, emptyIndex, type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
-import { estimateTokens, MAX_REPORTED_TOKENS } from "../../core/tokens.ts";
+import { FoldTelemetry } from "../../core/fold-telemetry.ts";
+import { type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
+import { MAX_REPORTED_TOKENS } from "../../core/tokens.ts";
 import { messageKey, type PiContent, type PiEntry, type PiMessage, ViewCache } from "./view.ts";
 
 /** customType of every entry context-fold appends. */
@@ -25,11 +26,8 @@ const MAX_INCREMENTAL_WALK = 10_000;
 type UsageLike = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
 
 export class BranchState {
-	index: MaskIndex = emptyIndex();
-	everCacheRead = false;
-	/** Usage, folds and unfolds on the active branch, in order: the input of the accounting. */
-	private events: AccountingEvent[] = [];
-	private report: AccountingReport | null = null;
+	/** Folded blocks and the accounting of the active branch (the same code the CLI replays with). */
+	private telemetry = new FoldTelemetry();
 	/** Timestamp of the newest response on the branch (the idle clock starts there). */
 	lastResponseAt = 0;
 	/** Records on the branch that failed validation (hand-edited or from a newer version). */
@@ -55,7 +53,6 @@ export class BranchState {
 	readonly views: ViewCache = new ExactViewCache();
 	private lastId: string | undefined;
 	private length = 0;
-	private seqs = new Set<number>();
 
 	/**
 	 * Bring state up to date from Pi's session manager without walking the whole branch: when the
@@ -95,23 +92,24 @@ export class BranchState {
 		this.lastId = branch[branch.length - 1]?.id;
 	}
 
+	get index(): MaskIndex {
+		return this.telemetry.index;
+	}
+
+	get everCacheRead(): boolean {
+		return this.telemetry.everCacheRead;
+	}
+
+	/** The accounting over the active branch (computed when asked, cached until the next event). */
+	accounting(): AccountingReport {
+		return this.telemetry.accounting();
+	}
+
 	/** Record a fold record this instance just committed, before the branch shows it. Idempotent. */
 	commit(record: FoldRecord): void {
-		if (record.type === "layer") {
-			if (this.seqs.has(record.seq)) return;
-			this.seqs.add(record.seq);
-			for (const b of record.blocks) this.facts.delete(`${b.entryId}:${b.blockIndex}`);
-			const saved = record.blocks.reduce((n, b) => n + Math.max(0, b.tokens - estimateTokens(b.digest.length)), 0);
-			this.push({ type: "fold", seq: record.seq, saved });
-		} else {
-			const fresh = record.codes.filter((c) => !this.index.unfolded.has(c));
-			if (fresh.length === 0) return;
-			for (const code of fresh) {
-				const b = this.index.byCode.get(code);
-				if (b) this.push({ type: "unfold", code, restored: Math.max(0, b.tokens - estimateTokens(b.digest.length)) });
-			}
-		}
-		addRecord(this.index, record);
+		if (!this.telemetry.commit(record) || record.type !== "layer") return;
+		// Masked now: the layer holds the digest, the facts are no longer needed.
+		for (const b of record.blocks) this.facts.delete(`${b.entryId}:${b.blockIndex}`);
 	}
 
 	lookup(message: { role: string; timestamp?: number; toolCallId?: string }): string | null {
@@ -136,10 +134,7 @@ export class BranchState {
 	}
 
 	private reset(): void {
-		this.index = emptyIndex();
-		this.everCacheRead = false;
-		this.events = [];
-		this.report = null;
+		this.telemetry = new FoldTelemetry();
 		this.lastResponseAt = 0;
 		this.invalidRecords = 0;
 		this.badUsage = 0;
@@ -148,7 +143,6 @@ export class BranchState {
 		this.raw.clear();
 		this.verified.clear();
 		this.facts.clear();
-		this.seqs = new Set();
 		this.length = 0;
 		this.lastId = undefined;
 	}
@@ -167,14 +161,14 @@ export class BranchState {
 						this.badUsage++;
 						this.badUsageKind ??= bad;
 					}
-					this.countUsage(m.usage, this.lastResponseAt, false);
+					this.telemetry.countUsage(m.usage, this.lastResponseAt, false);
 				}
 			}
 			return;
 		}
 		if (entry.type === "usage") {
 			// Pi 0.86+ cache-warming refreshes: real provider traffic, never a user turn.
-			this.countUsage(entry.usage as UsageLike | undefined, Date.parse(String(entry.timestamp)) || 0, true);
+			this.telemetry.countUsage(entry.usage as UsageLike | undefined, Date.parse(String(entry.timestamp)) || 0, true);
 			return;
 		}
 		if (entry.type === "custom" && entry.customType === CUSTOM_TYPE) {
@@ -185,24 +179,6 @@ export class BranchState {
 			}
 			this.commit(record);
 		}
-	}
-
-	private countUsage(usage: UsageLike | undefined, timestamp: number, warm: boolean): void {
-		if (usage === undefined || usage === null || typeof usage !== "object") return;
-		const u = {
-			input: pos(usage.input),
-			output: pos(usage.output),
-			cacheRead: pos(usage.cacheRead),
-			cacheWrite: pos(usage.cacheWrite),
-		};
-		if (u.input + u.cacheRead + u.cacheWrite <= 0) return;
-		this.push({ type: "response", usage: u, timestamp, ...(warm && { warm: true }) });
-		if (u.cacheRead > 0) this.everCacheRead = true;
-	}
-
-	private push(event: AccountingEvent): void {
-		this.events.push(event);
-		this.report = null;
 	}
 
 	/**
@@ -237,14 +213,8 @@ export class BranchState {
 			keys: this.byKey.size,
 			rawRefs: this.raw.size,
 			views: this.views.size,
-			events: this.events.length,
+			events: this.telemetry.accounting().responses + this.telemetry.accounting().changes.length,
 		};
-	}
-
-	/** The accounting over the active branch (computed when asked, cached until the next event). */
-	accounting(): AccountingReport {
-		this.report ??= accountSession(this.events);
-		return this.report;
 	}
 }
 
@@ -268,10 +238,6 @@ class ExactViewCache extends ViewCache {
 	}
 }
 
-function pos(n: unknown): number {
-	return typeof n === "number" && Number.isFinite(n) && n > 0 && n <= MAX_REPORTED_TOKENS ? n : 0;
-}
-
 /** Why a successful response's usage cannot be used, or undefined when it can. */
 function usageProblem(usage: UsageLike | undefined): string | undefined {
 	if (usage === undefined || usage === null || typeof usage !== "object") return "no usage";
@@ -282,6 +248,6 @@ function usageProblem(usage: UsageLike | undefined): string | undefined {
 	if (nums.some((n) => Number.isNaN(n))) return "not a number";
 	if (nums.some((n) => n < 0)) return "negative";
 	if (nums.some((n) => !Number.isFinite(n) || n > MAX_REPORTED_TOKENS)) return "absurdly large";
-	if (pos(usage.input) + pos(usage.cacheRead) + pos(usage.cacheWrite) <= 0) return "no usage";
+	if ((usage.input ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0) <= 0) return "no usage";
 	return undefined;
 }

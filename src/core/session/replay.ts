@@ -4,11 +4,10 @@
  * maps an outgoing message to its session entry, and the context Pi would send next. The CLI's
  * status and simulate read sessions through this; a test holds it equal to BranchState.
  */
-import type { AccountingEvent, AccountingReport, Usage } from "../accounting.ts";
-import { accountSession } from "../accounting.ts";
-import { addRecord, emptyIndex, type FoldRecord, type MaskIndex, parseFoldRecord } from "../layers.ts";
+import type { AccountingReport, Usage } from "../accounting.ts";
+import { FoldTelemetry } from "../fold-telemetry.ts";
+import { type MaskIndex, parseFoldRecord } from "../layers.ts";
 import { normalizeCode } from "../recall.ts";
-import { estimateTokens } from "../tokens.ts";
 import { ContextTracker } from "./context.ts";
 import { entryTime, type ParseTime } from "./entries.ts";
 import { messageKey, type PiEntry, type PiMessage } from "./view.ts";
@@ -18,8 +17,8 @@ export const FOLD_ENTRY_TYPE = "context-fold";
 
 export class BranchReplay {
 	readonly context: ContextTracker;
-	index: MaskIndex = emptyIndex();
-	everCacheRead = false;
+	/** Folded blocks and the accounting: the same code the extension's BranchState uses. */
+	private readonly telemetry = new FoldTelemetry();
 	/** Timestamp of the newest response (any stop reason), as the adapter's idle clock keeps it. */
 	lastResponseAt = 0;
 	/** Fold records that failed validation (hand-edited, or written by a newer version). */
@@ -33,10 +32,7 @@ export class BranchReplay {
 	compactions = 0;
 	/** The newest assistant message: its api, provider and model say where the next request goes. */
 	lastAssistant: PiMessage | null = null;
-	private readonly events: AccountingEvent[] = [];
-	private report: AccountingReport | null = null;
 	private readonly byKey = new Map<string, string | null>();
-	private readonly seqs = new Set<number>();
 
 	constructor(private readonly parseTime: ParseTime) {
 		this.context = new ContextTracker(parseTime);
@@ -53,14 +49,14 @@ export class BranchReplay {
 				this.lastAssistant = m;
 				this.lastResponseAt = typeof m.timestamp === "number" ? m.timestamp : this.lastResponseAt;
 				if (m.stopReason !== "error" && m.stopReason !== "aborted")
-					this.countUsage(m.usage, this.lastResponseAt, false);
+					this.telemetry.countUsage(m.usage, this.lastResponseAt, false);
 				this.countRecalls(m);
 			}
 			return;
 		}
 		if (entry.type === "usage") {
 			// Pi 0.86+ cache warming: real provider traffic, never a user turn.
-			this.countUsage(entry.usage as Partial<Usage> | undefined, entryTime(entry, this.parseTime), true);
+			this.telemetry.countUsage(entry.usage as Partial<Usage> | undefined, entryTime(entry, this.parseTime), true);
 			return;
 		}
 		if (entry.type === "compaction") {
@@ -72,7 +68,7 @@ export class BranchReplay {
 		if (entry.type === "custom" && entry.customType === FOLD_ENTRY_TYPE) {
 			const record = parseFoldRecord(entry.data);
 			if (record === null) this.invalidRecords++;
-			else this.commit(record);
+			else this.telemetry.commit(record);
 		}
 	}
 
@@ -86,40 +82,16 @@ export class BranchReplay {
 		return this.byKey.get(key) ?? null;
 	}
 
+	get index(): MaskIndex {
+		return this.telemetry.index;
+	}
+
+	get everCacheRead(): boolean {
+		return this.telemetry.everCacheRead;
+	}
+
 	accounting(): AccountingReport {
-		this.report ??= accountSession(this.events);
-		return this.report;
-	}
-
-	/** Apply a fold record exactly as the adapter does (layers deduplicated by seq; unfolds of known codes only). */
-	private commit(record: FoldRecord): void {
-		if (record.type === "layer") {
-			if (this.seqs.has(record.seq)) return;
-			this.seqs.add(record.seq);
-			const saved = record.blocks.reduce((n, b) => n + Math.max(0, b.tokens - estimateTokens(b.digest.length)), 0);
-			this.push({ type: "fold", seq: record.seq, saved });
-		} else {
-			const fresh = record.codes.filter((c) => !this.index.unfolded.has(c));
-			if (fresh.length === 0) return;
-			for (const code of fresh) {
-				const b = this.index.byCode.get(code);
-				if (b) this.push({ type: "unfold", code, restored: Math.max(0, b.tokens - estimateTokens(b.digest.length)) });
-			}
-		}
-		addRecord(this.index, record);
-	}
-
-	private countUsage(usage: Partial<Usage> | undefined, timestamp: number, warm: boolean): void {
-		if (usage === undefined || usage === null || typeof usage !== "object") return;
-		const u = {
-			input: pos(usage.input),
-			output: pos(usage.output),
-			cacheRead: pos(usage.cacheRead),
-			cacheWrite: pos(usage.cacheWrite),
-		};
-		if (u.input + u.cacheRead + u.cacheWrite <= 0) return;
-		this.push({ type: "response", usage: u, timestamp, ...(warm && { warm: true }) });
-		if (u.cacheRead > 0) this.everCacheRead = true;
+		return this.telemetry.accounting();
 	}
 
 	private countRecalls(m: PiMessage): void {
@@ -132,13 +104,4 @@ export class BranchReplay {
 			this.recallCalls.set(c, (this.recallCalls.get(c) ?? 0) + 1);
 		}
 	}
-
-	private push(event: AccountingEvent): void {
-		this.events.push(event);
-		this.report = null;
-	}
-}
-
-function pos(n: unknown): number {
-	return typeof n === "number" && Number.isFinite(n) && n > 0 ? n : 0;
 }
