@@ -193,26 +193,19 @@ export function registerAdvisories(rt: Runtime): void {
 						const images = [...retained, ...(e.images ?? [])];
 						rt.retainedImages = images;
 						ctx.ui.setEditorText(e.text);
-						// The notice also makes Pi 1.6.0 redraw, which setEditorText alone does not request.
+						// The notice also makes Pi 1.6.0 redraw, which setEditorText alone does not request. One
+						// notice, not several: Pi's TUI replaces an info line with the next one said right after it.
+						const kept =
+							images.length > 0
+								? ` ${images.length} image(s) retained for your next prompt. /context-fold discard-images drops them.`
+								: "";
 						rt.notices.say(
 							ctx,
 							modelAfter !== modelBefore
-								? "the model changed while confirming: your draft is back in the editor and nothing was sent; submit it again."
-								: "nothing was sent: your draft is back in the editor.",
+								? `the model changed while confirming: your draft is back in the editor and nothing was sent; submit it again.${kept}`
+								: `nothing was sent: your draft is back in the editor.${kept}`,
 							"info",
 						);
-						if (modelAfter !== modelBefore)
-							rt.notices.say(
-								ctx,
-								"the model changed while confirming: your draft is back in the editor; submit it again.",
-								"info",
-							);
-						if (images.length > 0)
-							rt.notices.say(
-								ctx,
-								`${images.length} image(s) retained for your next prompt. /context-fold discard-images drops them.`,
-								"info",
-							);
 						return { action: "handled" as const };
 					}
 				}
