@@ -39,6 +39,11 @@ export interface TuiSession {
 	sendKeys(...keys: string[]): void;
 	/** Types text literally (no key-name lookup), without pressing Enter. */
 	type(text: string): void;
+	/**
+	 * Pastes text as a terminal does for a clipboard paste or a file dropped on the window: wrapped in
+	 * bracketed-paste markers, so Pi's editor receives it as one paste rather than as typed keys.
+	 */
+	paste(text: string): void;
 	/** The visible screen as plain text, one line per row. */
 	capture(): string;
 	/** Polls the screen until it matches; throws with the last screen on timeout. */
@@ -124,6 +129,12 @@ export async function startTui(options: TuiOptions): Promise<TuiSession> {
 		},
 		type: (text) => {
 			tmux("send-keys", "-t", session, "-l", text);
+		},
+		paste: (text) => {
+			// The buffer lives in this test's private tmux server; -p brackets the paste (Pi turns the mode
+			// on), -d deletes the buffer afterwards.
+			tmux("set-buffer", "-b", "cf-paste", "--", text);
+			tmux("paste-buffer", "-p", "-d", "-b", "cf-paste", "-t", session);
 		},
 		capture,
 		waitFor: (pattern, timeoutMs = 10_000) => poll((s) => matches(s, pattern), String(pattern), timeoutMs),
