@@ -163,7 +163,7 @@ export function buildStatus(
 	const advisories = advise(ctx, loaded, plan, a, provider);
 	const header = [
 		`session ${file.header?.id ?? "(no id)"}  ${file.path}`,
-		`  project ${file.header?.cwd ?? "?"} · format v${file.header?.version ?? 1} · ${groupDigits(file.entries.length)} entries · ${formatBytes(file.size)}`,
+		`  project ${file.header?.cwd ?? "?"} · format v${file.header?.version ?? 1} · ${groupDigits(file.entryCount)} entries · ${formatBytes(file.size)}`,
 		`  model ${provider ?? "?"}/${model ?? "?"} · window ${groupDigits(window)} (${source === "default" ? "assumed; --window to set" : `from ${source}`})${prices === null ? "" : ` · prices ${prices.source}`}`,
 	];
 	const next =
@@ -182,7 +182,7 @@ export function buildStatus(
 			version: file.header?.version ?? 1,
 			cwd: file.header?.cwd ?? null,
 			size: file.size,
-			entries: file.entries.length,
+			entries: file.entryCount,
 			branchEntries: file.branch.length,
 			malformed: file.malformed,
 			chosen: chosen.chosen,

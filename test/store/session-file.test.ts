@@ -1,0 +1,125 @@
+// The CLI's streamed session reader against the whole-text parser: random session files (multibyte
+// text, CRLF, malformed and glued lines, invalid UTF-8, no last newline, several branches) read in
+// random chunk sizes, so boundaries fall inside characters and between "\r" and "\n", give exactly
+// the header, counts, problems and active branch that parsing the whole text gives. And its errors.
+import { afterAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { branchPath } from "../../src/core/session/entries.ts";
+import { readSessionFile, SessionFileError } from "../../src/store/session-file.ts";
+import { cuts, referenceParse, sessionTextArb } from "../helpers/session-text.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "cf-session-file-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The bytes with a few invalid UTF-8 sequences spliced in (never a newline byte). */
+function withBadBytes(bytes: Buffer, at: readonly number[], kinds: readonly number[]): Buffer {
+	const bad = [Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0x80])];
+	const parts: Buffer[] = [];
+	let from = 0;
+	for (const [i, to] of at.entries()) {
+		parts.push(bytes.subarray(from, to), bad[(kinds[i] ?? 0) % bad.length] as Buffer);
+		from = to;
+	}
+	parts.push(bytes.subarray(from));
+	return Buffer.concat(parts);
+}
+
+function expected(path: string) {
+	const ref = referenceParse(readFileSync(path, "utf8"));
+	if (ref.header === null) return null;
+	return JSON.stringify({
+		header: ref.header,
+		malformed: ref.malformed,
+		problems: ref.problems,
+		unterminated: ref.unterminated,
+		entryCount: ref.entries.length,
+		branch: branchPath(ref.entries),
+	});
+}
+
+function actual(path: string, chunkBytes: number) {
+	try {
+		const f = readSessionFile(path, { chunkBytes });
+		return JSON.stringify({
+			header: f.header,
+			malformed: f.malformed,
+			problems: f.problems,
+			unterminated: f.unterminated,
+			entryCount: f.entryCount,
+			branch: f.branch,
+		});
+	} catch (error) {
+		if (error instanceof SessionFileError && error.code === "not-a-session") return null;
+		throw error;
+	}
+}
+
+describe("readSessionFile (streamed)", () => {
+	test("any chunk size gives what the whole text parses to, byte for byte", () => {
+		const path = join(dir, "random.jsonl");
+		fc.assert(
+			fc.property(
+				sessionTextArb,
+				fc.integer({ min: 1, max: 48 }),
+				fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 3 }),
+				fc.array(fc.nat(), { maxLength: 3 }),
+				(text, chunkBytes, badAt, kinds) => {
+					let bytes: Buffer = Buffer.from(text, "utf8");
+					if (badAt.length > 0) {
+						const spots = cuts(bytes.length, badAt).filter((p) => bytes[p] !== 10);
+						bytes = withBadBytes(bytes, spots, kinds);
+					}
+					writeFileSync(path, bytes);
+					const want = expected(path);
+					expect(actual(path, chunkBytes)).toBe(want);
+					expect(actual(path, 1 << 20)).toBe(want);
+				},
+			),
+			{ numRuns: 300 },
+		);
+	});
+
+	test("a line longer than many chunks, and a file that ends inside a character", () => {
+		const path = join(dir, "long.jsonl");
+		const big = "ü€😀".repeat(5000);
+		const lines = [
+			JSON.stringify({ type: "session", version: 3, id: "s", cwd: "/p" }),
+			JSON.stringify({ type: "message", id: "a", parentId: null, message: { role: "user", content: big } }),
+		];
+		writeFileSync(path, Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n`), Buffer.from([0xf0, 0x9f])]));
+		for (const chunkBytes of [1, 3, 7, 4096]) expect(actual(path, chunkBytes)).toBe(expected(path));
+		expect(readSessionFile(path).branch[0]?.message?.content).toBe(big);
+	});
+
+	test("errors: missing, a directory, not a session, unreadable", () => {
+		const code = (path: string) => {
+			try {
+				readSessionFile(path);
+				return "ok";
+			} catch (error) {
+				return `${(error as SessionFileError).code}: ${(error as Error).message}`;
+			}
+		};
+		expect(code(join(dir, "nope.jsonl"))).toBe(`missing: session file not found: ${join(dir, "nope.jsonl")}`);
+		const sub = join(dir, "sub");
+		mkdirSync(sub, { recursive: true });
+		expect(code(sub)).toBe(`unreadable: ${sub} is a directory, not a session file`);
+		const notSession = join(dir, "not.jsonl");
+		writeFileSync(notSession, `${JSON.stringify({ type: "message", id: "a" })}\n`);
+		expect(code(notSession)).toBe(
+			`not-a-session: ${notSession} is not a Pi session file: its first readable line is not a session header`,
+		);
+		writeFileSync(join(dir, "empty.jsonl"), "");
+		expect(code(join(dir, "empty.jsonl"))).toStartWith("not-a-session:");
+		if (process.getuid?.() !== 0) {
+			const locked = join(dir, "locked.jsonl");
+			writeFileSync(locked, `${JSON.stringify({ type: "session", id: "s" })}\n`);
+			chmodSync(locked, 0o000);
+			expect(code(locked)).toBe(`unreadable: session file unreadable (EACCES): ${locked}`);
+			chmodSync(locked, 0o600);
+		}
+	});
+});
