@@ -59,7 +59,8 @@ export function events(r: SimulatedRow): string {
 	const f = r.request.fold;
 	if (f !== null)
 		out.push(`fold #${f.seq} ${f.reason} (${f.blocks} blocks, ~${groupDigits(f.usageBefore - f.usageAfter)} tok)`);
-	if (r.request.compacted) out.push("compaction");
+	if (r.request.compacted) out.push("compaction (recorded)");
+	if (r.request.armCompacted) out.push("compaction (folded arm)");
 	if (r.request.state === "floor") out.push("floor");
 	if (r.folded?.expired) out.push("cache expired");
 	else if (r.folded?.prefixBreak) out.push(f !== null ? "prefix rewritten" : "prefix changed");
@@ -82,6 +83,7 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		],
 		["cache hit ratio", formatPct(b.hitRatio), formatPct(f.hitRatio), ""],
 		["peak prompt", groupDigits(b.peak), groupDigits(f.peak), delta(b.peak, f.peak)],
+		["compactions", String(summary.compactions.recorded), String(summary.compactions.folded), ""],
 		["prefix breaks", String(b.prefixBreaks), String(f.prefixBreaks), ""],
 		["cache expiries", String(b.expired), String(f.expired), ""],
 		["est. cost", formatDollars(b.cost), formatDollars(f.cost), delta(b.cost, f.cost)],
@@ -94,11 +96,14 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 	const lines = [
 		`session ${s.id ?? "(no id)"}  ${s.path}`,
 		`  ${summary.requests} requests (${summary.billed} with usage) · model ${s.model} · window ${groupDigits(s.window)} (${s.windowSource})`,
-		`  prices: ${o.price} preset · cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)})`,
+		`  prices: ${o.price} preset · cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)}), +${groupDigits(summary.overhead.extension)} with context-fold's tools`,
 		`  fold events: ${summary.foldEvents} (${summary.foldedBlocks} blocks)${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
 		table,
 		`  saved: ${groupDigits(summary.saved.prompt)} prompt tokens, ${formatDollars(summary.saved.cost)} (${formatPct(summary.saved.costRatio)} of the cost)`,
 		`  recorded: ${groupDigits(rec.prompt)} prompt tokens reported by the provider${rec.cost === null ? "" : `, ${formatDollars(rec.cost)} stated in the session`}`,
+		summary.compactions.foldedBy === "pi-rule"
+			? "  (with folding, Pi compacts by its own rule on the folded context, answered deterministically with no model call)"
+			: "  (with folding, the recorded compactions are kept)",
 		"  (estimates: chars/4 tokens and the provider model above; the recorded figures are the real ones)",
 	];
 	if (s.malformed > 0) lines.push(`  ${s.malformed} unreadable line(s) in the session file were skipped`);
@@ -152,6 +157,7 @@ export function simulationJson(sessions: readonly SimulatedSession[], o: Simulat
 				maskedTokens: r.request.maskedTokens,
 				fold: r.request.fold,
 				compacted: r.request.compacted,
+				foldedCompacted: r.request.armCompacted,
 				baseline: bill(r.baseline),
 				folded: bill(r.folded),
 			})),

@@ -65,6 +65,9 @@ export interface CompactionSummaryInput {
 	parentFile: string | null;
 }
 
+/** The compaction summary is bounded: Pi puts it at the head of every later request. */
+export const COMPACTION_SUMMARY_MAX_CHARS = 12_000;
+
 /** The text handed to Pi as the compaction summary: bounded, verbatim from the index. */
 export function renderCompactionSummary(input: CompactionSummaryInput): string {
 	const lines: string[] = [];

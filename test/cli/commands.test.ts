@@ -257,6 +257,7 @@ describeTraces("with the traces in an agent directory", () => {
 			"maskedTokens",
 			"fold",
 			"compacted",
+			"foldedCompacted",
 			"baseline",
 			"folded",
 		]);

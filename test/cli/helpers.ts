@@ -135,6 +135,8 @@ export function withFoldRecords(source: string, dest: string): { layers: number;
 		windowFor: () => 200_000,
 		hash: sha256Hex,
 		parseTime: parseIsoTime,
+		// The written file keeps the trace's compactions, so its folds are planned against those.
+		compaction: "recorded",
 	});
 	const byResponse = new Map<string, (typeof replay.layers)[number]>();
 	const masked = new Map<string, number>();

@@ -5,9 +5,10 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ViewMessage } from "../../core/blocks.ts";
-import { renderCompactionSummary, renderHandoff } from "../../core/handoff.ts";
+import { COMPACTION_SUMMARY_MAX_CHARS, renderCompactionSummary, renderHandoff } from "../../core/handoff.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
-import { extractSeedRecord, type SeedToolCall } from "../../core/seed/extract.ts";
+import { extractSeedRecord } from "../../core/seed/extract.ts";
+import { pickFoldMessages, toolCallsOf, withoutFolded } from "../../core/seed/pick.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import { DEFAULT_SEED_MAX_CHARS, renderSeed } from "../../core/seed/render.ts";
 import type { SeedRecord } from "../../core/seed/schema.ts";
@@ -17,8 +18,6 @@ import { sessionDataDir } from "./paths.ts";
 import type { Runtime } from "./runtime.ts";
 import { buildView, type PiEntry, type PiMessage } from "./view.ts";
 
-/** The compaction summary is bounded: Pi puts it at the head of every later request. */
-export const COMPACTION_SUMMARY_MAX_CHARS = 12_000;
 const FORCED_FLAG = "forced-compaction";
 
 interface CompactDetails {
@@ -81,35 +80,6 @@ export class SeedWriter {
 		this.pending = [];
 		for (const task of work) task();
 	}
-}
-
-/** The messages a fold record covers: masked blocks, the calls that produced them, and user lines since the last fold. */
-function pickFoldMessages(
-	layer: FrozenLayer,
-	since: number,
-	view: readonly ViewMessage[],
-	messages: readonly PiMessage[],
-) {
-	const entries = new Set(layer.blocks.map((b) => b.entryId));
-	const callIds = new Set(layer.blocks.map((b) => b.toolCallId).filter((id): id is string => id !== undefined));
-	const pickedView: ViewMessage[] = [];
-	const calls: SeedToolCall[] = [];
-	for (let i = 0; i < view.length; i++) {
-		const v = view[i] as ViewMessage;
-		const m = messages[i];
-		let take = v.entryId !== null && entries.has(v.entryId);
-		if (v.role === "user" && v.timestamp > since) take = true;
-		if (v.role === "assistant" && Array.isArray(m?.content)) {
-			for (const part of m.content) {
-				if (part?.type === "toolCall" && typeof part.id === "string" && callIds.has(part.id)) {
-					calls.push({ toolCallId: part.id, name: String(part.name ?? ""), args: part.arguments });
-					take = true;
-				}
-			}
-		}
-		if (take) pickedView.push(v);
-	}
-	return { view: pickedView, calls };
 }
 
 export function registerSeed(rt: Runtime, writer: SeedWriter): void {
@@ -181,15 +151,8 @@ export function registerSeed(rt: Runtime, writer: SeedWriter): void {
 			rt.sync(ctx);
 			const dir = writer.dir(ctx);
 			const removed = [...(prep.messagesToSummarize ?? []), ...(prep.turnPrefixMessages ?? [])];
-			const view = buildView(removed, (m) => rt.state.lookup(m)).map((m) => neverFolded(m, rt));
-			const calls: SeedToolCall[] = [];
-			for (const m of removed) {
-				if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
-				for (const part of m.content) {
-					if (part?.type === "toolCall" && typeof part.id === "string")
-						calls.push({ toolCallId: part.id, name: String(part.name ?? ""), args: part.arguments });
-				}
-			}
+			const view = buildView(removed, (m) => rt.state.lookup(m)).map((m) => withoutFolded(m, rt.state.index));
+			const calls = toolCallsOf(removed);
 			let index: ReturnType<typeof readSeedIndex>;
 			try {
 				index = readSeedIndex(dir);
@@ -279,22 +242,6 @@ export function registerSeed(rt: Runtime, writer: SeedWriter): void {
 			await handoff(rt, writer, args, ctx);
 		},
 	});
-}
-
-/** Blocks already folded are covered by their fold records: blank them out of a compaction record. */
-function neverFolded(m: ViewMessage, rt: Runtime): ViewMessage {
-	if (m.entryId === null) return m;
-	const entryId = m.entryId;
-	if (!m.blocks.some((_, j) => rt.state.index.byCode.size > 0 && isFolded(rt, entryId, j))) return m;
-	return {
-		...m,
-		blocks: m.blocks.map((b, j) => (isFolded(rt, entryId, j) ? { kind: "other" as const, text: "" } : b)),
-	};
-}
-
-function isFolded(rt: Runtime, entryId: string, blockIndex: number): boolean {
-	const key = `${entryId}:${blockIndex}`;
-	return rt.state.index.byKey.has(key) || rt.state.index.pinned.has(key);
 }
 
 async function handoff(rt: Runtime, writer: SeedWriter, args: string, ctx: ExtensionCommandContext): Promise<void> {

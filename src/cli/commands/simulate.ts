@@ -129,6 +129,7 @@ function simulateOne(
 		},
 		hash: sha256Hex,
 		parseTime: parseIsoTime,
+		sessionFile: loaded.file.path,
 	});
 	const simulation = billReplay(replay, model, overhead);
 	// Name the model most requests went to; the window is per request, this is for the reader.

@@ -6,12 +6,17 @@
  *
  * What the recording cannot say is what the provider would have reported under different folds; the
  * usage the ladder reads is the recorded one, corrected by the difference between the tokens the
- * recorded folds removed and the tokens this replay's folds remove. Where the two agree (a session
- * recorded with context-fold and the same settings) the correction is zero and the replay is exact.
+ * recording sent and the tokens this replay sends. Where the two agree (a session recorded with
+ * context-fold and the same settings) the correction is zero and the replay is exact.
+ *
+ * Two contexts are kept. The baseline is the recorded one, compactions included. The folded arm
+ * re-decides compaction by Pi's own rule (see compaction.ts): folding keeps the context smaller, so a
+ * recorded compaction may never have happened with context-fold, and one may come later instead.
+ * With `compaction: "recorded"` the folded arm keeps the recorded compactions (one shared context).
  */
 import { promptOf } from "../accounting.ts";
 import { serializeMessage } from "../billing.ts";
-import { blockKey, type ViewMessage, type ViewUsage } from "../blocks.ts";
+import { blockKey, messageTokens, type ViewMessage, type ViewUsage } from "../blocks.ts";
 import type { Hash } from "../digest.ts";
 import { addRecord, emptyIndex, type FrozenLayer, type MaskIndex, parseFoldRecord } from "../layers.ts";
 import { type FoldPlan, planFold } from "../plan.ts";
@@ -21,6 +26,7 @@ import { buildView, messageKey, type PiEntry, type PiMessage, ViewCache } from "
 import type { Settings } from "../settings.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
 import { estimateTokens } from "../tokens.ts";
+import { PI_COMPACTION_DEFAULTS, type PiCompactionSettings, ReplayCompactor } from "./compaction.ts";
 
 export interface ReplayInput {
 	/** The branch, root to leaf (see branchPath). */
@@ -30,6 +36,15 @@ export interface ReplayInput {
 	windowFor(provider: string | undefined, model: string | undefined): number | undefined;
 	hash: Hash;
 	parseTime: ParseTime;
+	/**
+	 * Compaction in the folded arm: Pi's rule re-applied to the folded context (with Pi's default
+	 * reserve and keep), or "recorded" to keep the session's own compactions. Default: the recorded
+	 * ones for a session recorded with context-fold (they were decided on its folded context), Pi's
+	 * rule otherwise.
+	 */
+	compaction?: PiCompactionSettings | "recorded";
+	/** The session file, named in the deterministic compaction summary as the extension names it. */
+	sessionFile?: string | null;
 }
 
 export interface ReplayedFold {
@@ -51,7 +66,10 @@ export interface ReplayedRequest {
 	provider: string | null;
 	model: string | null;
 	stopReason: string | null;
-	/** The response carries usage, so the provider billed the request. */
+	/**
+	 * The response carries usage. Requests without (aborted or failed ones) were still sent, and a
+	 * provider bills a prompt it processed: the biller bills every request, with no output for these.
+	 */
 	billed: boolean;
 	/** Prompt tokens the provider reported (input + cache read + cache write); 0 without usage. */
 	reported: number;
@@ -70,8 +88,10 @@ export interface ReplayedRequest {
 	maskedBlocks: number;
 	maskedTokens: number;
 	fold: ReplayedFold | null;
-	/** A compaction took effect since the previous request. */
+	/** A compaction took effect since the previous request, in the recording. */
 	compacted: boolean;
+	/** The folded arm compacted (deterministically, by Pi's rule) just before this request. */
+	armCompacted: boolean;
 	/** The request serialized per message, without folding and with this replay's folds. */
 	baseParts: string[];
 	foldedParts: string[];
@@ -85,16 +105,35 @@ export interface Replay {
 	recordedLayers: FrozenLayer[];
 	/** Recorded fold records that failed validation. */
 	invalidRecords: number;
+	/** Compactions the folded arm made by Pi's rule (0 when it keeps the recorded ones). */
+	armCompactions: number;
+	/** How the folded arm compacts. */
+	compaction: PiCompactionSettings | "recorded";
+	/** The recording shows context-fold at work (its fold records, or calls to its tools). */
+	recordedWithExtension: boolean;
 }
 
 export function replaySession(input: ReplayInput): Replay {
-	const branch = new BranchReplay(input.parseTime);
+	const recorded = new BranchReplay(input.parseTime);
+	// A session recorded with context-fold already compacted on its folded context: keep those.
+	const compaction = input.compaction ?? (madeWithContextFold(input.entries) ? "recorded" : PI_COMPACTION_DEFAULTS);
+	// The folded arm's own context, unless it keeps the recorded compactions.
+	const arm = compaction === "recorded" ? recorded : new BranchReplay(input.parseTime);
+	const compactor =
+		compaction === "recorded" ? null : new ReplayCompactor(compaction, input.hash, input.sessionFile ?? null);
 	const index = emptyIndex();
-	const simulatedUsage = new Map<string, ViewUsage>();
-	const views = new ViewCache();
-	const parts: SerializationCache = { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap() };
+	const c: ReplayState = {
+		input,
+		recorded,
+		arm,
+		compactor,
+		index,
+		simulatedUsage: new Map(),
+		views: { recorded: new ViewCache(), arm: arm === recorded ? null : new ViewCache() },
+		parts: { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap() },
+		compactionSeen: null,
+	};
 	const requests: ReplayedRequest[] = [];
-	let compactionSeen: PiEntry | null = null;
 
 	for (const entry of input.entries) {
 		if (entry.type === "custom" && entry.customType === FOLD_ENTRY_TYPE) {
@@ -103,33 +142,46 @@ export function replaySession(input: ReplayInput): Replay {
 			if (record?.type === "unfold") addRecord(index, record);
 		}
 		const m = entry.type === "message" ? entry.message : undefined;
-		if (m?.role === "assistant") {
-			const compacted = branch.context.latestCompaction !== compactionSeen;
-			compactionSeen = branch.context.latestCompaction;
-			requests.push(
-				replayRequest({ input, branch, index, simulatedUsage, views, parts, entry, m, compacted, n: requests.length }),
-			);
-		}
-		branch.consume(entry);
+		if (m?.role === "assistant") requests.push(replayRequest(c, entry, m, requests.length));
+		recorded.consume(entry);
+		if (arm !== recorded && entry.type !== "compaction") arm.consume(entry);
 	}
-	return { requests, layers: index.layers, recordedLayers: branch.index.layers, invalidRecords: branch.invalidRecords };
+	return {
+		requests,
+		layers: index.layers,
+		recordedLayers: recorded.index.layers,
+		invalidRecords: recorded.invalidRecords,
+		armCompactions: compactor?.count ?? 0,
+		compaction,
+		recordedWithExtension: madeWithContextFold(input.entries) || recorded.recallCalls.size > 0,
+	};
 }
 
-interface RequestContext {
+/** The recording shows context-fold at work: its fold records, or a compaction it answered. */
+export function madeWithContextFold(entries: readonly PiEntry[]): boolean {
+	return entries.some(
+		(e) =>
+			(e.type === "custom" && e.customType === FOLD_ENTRY_TYPE) ||
+			(e.type === "compaction" && (e.details as { contextFold?: unknown } | undefined)?.contextFold !== undefined),
+	);
+}
+
+interface ReplayState {
 	input: ReplayInput;
-	branch: BranchReplay;
+	/** The context as recorded (the baseline). */
+	recorded: BranchReplay;
+	/** The folded arm's context: the recorded one, or its own with re-decided compactions. */
+	arm: BranchReplay;
+	compactor: ReplayCompactor | null;
 	index: MaskIndex;
+	/** Usage the folded arm's responses would have reported, by entry id. */
 	simulatedUsage: Map<string, ViewUsage>;
-	views: ViewCache;
+	views: { recorded: ViewCache; arm: ViewCache | null };
 	parts: SerializationCache;
-	entry: PiEntry;
-	m: PiMessage;
-	compacted: boolean;
-	n: number;
+	compactionSeen: PiEntry | null;
 }
 
-function replayRequest(c: RequestContext): ReplayedRequest {
-	const { input, branch, index, m } = c;
+function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
 	const keys = c.parts.keys;
 	const lookup = (x: PiMessage) => {
 		// Messages persist across requests: build each one's lookup key once.
@@ -140,54 +192,137 @@ function replayRequest(c: RequestContext): ReplayedRequest {
 		}
 		return branch.lookupKey(key);
 	};
-	const view = buildView(branch.context.messages, lookup, undefined, c.views);
-	for (const v of view) {
-		if (v.role !== "assistant" || v.entryId === null) continue;
-		const u = c.simulatedUsage.get(v.entryId);
-		if (u !== undefined) v.usage = u;
+	const view = buildView(branch.context.messages, lookup, undefined, cache);
+	if (branch === c.arm) {
+		for (const v of view) {
+			if (v.role !== "assistant" || v.entryId === null) continue;
+			const u = c.simulatedUsage.get(v.entryId);
+			if (u !== undefined) v.usage = u;
+		}
 	}
+	return view;
+}
+
+function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number): ReplayedRequest {
+	const { input, recorded, arm, index } = c;
+	const compacted = recorded.context.latestCompaction !== c.compactionSeen;
+	c.compactionSeen = recorded.context.latestCompaction;
+	const baseView = viewOf(c, recorded, c.views.recorded);
+	let armView = c.views.arm === null ? baseView : viewOf(c, arm, c.views.arm);
+
 	const provider = typeof m.provider === "string" ? m.provider : null;
 	const model = typeof m.model === "string" ? m.model : null;
 	const window = input.windowFor(provider ?? undefined, model ?? undefined);
-	const plan = planFold({
-		messages: view,
-		index,
-		settings: input.settings,
-		window,
-		everCacheRead: branch.everCacheRead,
-		hash: input.hash,
-		thinking: thinkingPolicyFor(typeof m.api === "string" ? m.api : undefined),
-	});
-	if (plan.layer !== null) addRecord(index, plan.layer);
+	const at = typeof m.timestamp === "number" ? m.timestamp : null;
+	const plan = (view: readonly ViewMessage[]) =>
+		planFold({
+			messages: view,
+			index,
+			settings: input.settings,
+			window,
+			everCacheRead: recorded.everCacheRead,
+			hash: input.hash,
+			thinking: thinkingPolicyFor(typeof m.api === "string" ? m.api : undefined),
+		});
+	let p = plan(armView);
+	let armCompacted = false;
+	if (c.compactor !== null && c.views.arm !== null && c.compactor.due(p.usage.tokens, window)) {
+		// Pi compacts before this request; context-fold answers with the seed index (no model call).
+		const last = arm.lastResponseAt;
+		const compaction = c.compactor.compact(arm.context.messages, armView, index, last + 1, p.usage.tokens);
+		if (compaction !== null) {
+			arm.consume(compaction);
+			armView = viewOf(c, arm, c.views.arm);
+			p = plan(armView);
+			armCompacted = true;
+		}
+	}
+	if (p.layer !== null) {
+		addRecord(index, p.layer);
+		c.compactor?.onFold(p.layer, at ?? arm.lastResponseAt, armView, arm.context.messages);
+	}
 
 	const ok = m.stopReason !== "error" && m.stopReason !== "aborted";
 	const usage = m.usage ?? {};
-	const recorded = {
+	const recordedUsage = {
 		input: num(usage.input),
 		output: num(usage.output),
 		cacheRead: num(usage.cacheRead),
 		cacheWrite: num(usage.cacheWrite),
 	};
-	const reported = ok ? promptOf(recorded) : 0;
+	const reported = ok ? promptOf(recordedUsage) : 0;
 	if (reported > 0) {
-		// What the provider would have reported under this replay's folds instead of the recorded ones.
-		const corrected = reported + frozenSavings(view, branch.index) - plan.maskedTokens;
-		c.simulatedUsage.set(c.entry.id, {
-			input: Math.max(0, corrected),
-			output: recorded.output,
+		// What the provider would have reported for the folded arm's request instead of the recorded one.
+		const sentRecorded = viewTokens(baseView) - frozenSavings(baseView, recorded.index);
+		const sentArm = viewTokens(armView) - p.maskedTokens;
+		c.simulatedUsage.set(entry.id, {
+			input: Math.max(0, reported + sentArm - sentRecorded),
+			output: recordedUsage.output,
 			cacheRead: 0,
 			cacheWrite: 0,
 		});
 	}
 
+	const baseParts = serializeView(c, baseView, null);
+	const foldedParts = serializeView(c, armView, p.substitutions);
+	const cost = (usage as { cost?: { total?: unknown } }).cost?.total;
+	const g = p.geometry;
+	return {
+		index: n,
+		entryId: entry.id,
+		at,
+		provider,
+		model,
+		stopReason: typeof m.stopReason === "string" ? m.stopReason : null,
+		billed: reported > 0,
+		reported,
+		output: recordedUsage.output,
+		recordedCost: typeof cost === "number" && Number.isFinite(cost) ? cost : null,
+		window: window ?? null,
+		budget: g?.budget ?? null,
+		threshold: g?.threshold ?? null,
+		state: p.state,
+		usage: p.usage.tokens,
+		usageSource: p.usage.source,
+		maskedBlocks: p.maskedBlocks,
+		maskedTokens: p.maskedTokens,
+		fold:
+			p.layer === null
+				? null
+				: {
+						seq: p.layer.seq,
+						reason: p.layer.reason,
+						blocks: p.layer.blocks.length,
+						usageBefore: p.layer.usageBefore,
+						usageAfter: p.layer.usageAfter,
+						codes: p.layer.blocks.map((b) => b.code),
+					},
+		compacted,
+		armCompacted,
+		baseParts,
+		foldedParts,
+	};
+}
+
+function viewTokens(view: readonly ViewMessage[]): number {
+	let n = 0;
+	for (const v of view) n += messageTokens(v);
+	return n;
+}
+
+/** The request serialized per message, with the plan's substitutions when given. */
+function serializeView(
+	c: ReplayState,
+	view: readonly ViewMessage[],
+	substitutions: FoldPlan["substitutions"] | null,
+): string[] {
 	const replaced = new Map<number, Map<number, string>>();
-	for (const s of plan.substitutions) {
+	for (const s of substitutions ?? []) {
 		const blocks = replaced.get(s.messageIndex) ?? new Map<number, string>();
 		blocks.set(s.blockIndex, s.text);
 		replaced.set(s.messageIndex, blocks);
 	}
-	const baseParts: string[] = new Array(view.length);
-	const foldedParts: string[] = new Array(view.length);
+	const parts: string[] = new Array(view.length);
 	for (let i = 0; i < view.length; i++) {
 		const v = view[i] as ViewMessage;
 		// Views of unchanged messages are the same objects from request to request (ViewCache), so
@@ -197,10 +332,9 @@ function replayRequest(c: RequestContext): ReplayedRequest {
 			base = serializeMessage(v);
 			c.parts.base.set(v, base);
 		}
-		baseParts[i] = base;
 		const blocks = replaced.get(i);
 		if (blocks === undefined) {
-			foldedParts[i] = base;
+			parts[i] = base;
 			continue;
 		}
 		const variant = [...blocks].map(([j, text]) => `${j}:${text.length}:${text.slice(0, 16)}`).join("|");
@@ -214,46 +348,9 @@ function replayRequest(c: RequestContext): ReplayedRequest {
 			folded = serializeMessage(v, blocks);
 			variants.set(variant, folded);
 		}
-		foldedParts[i] = folded;
+		parts[i] = folded;
 	}
-
-	const at = typeof m.timestamp === "number" ? m.timestamp : null;
-	const cost = (usage as { cost?: { total?: unknown } }).cost?.total;
-	const g = plan.geometry;
-	return {
-		index: c.n,
-		entryId: c.entry.id,
-		at,
-		provider,
-		model,
-		stopReason: typeof m.stopReason === "string" ? m.stopReason : null,
-		billed: reported > 0,
-		reported,
-		output: recorded.output,
-		recordedCost: typeof cost === "number" && Number.isFinite(cost) ? cost : null,
-		window: window ?? null,
-		budget: g?.budget ?? null,
-		threshold: g?.threshold ?? null,
-		state: plan.state,
-		usage: plan.usage.tokens,
-		usageSource: plan.usage.source,
-		maskedBlocks: plan.maskedBlocks,
-		maskedTokens: plan.maskedTokens,
-		fold:
-			plan.layer === null
-				? null
-				: {
-						seq: plan.layer.seq,
-						reason: plan.layer.reason,
-						blocks: plan.layer.blocks.length,
-						usageBefore: plan.layer.usageBefore,
-						usageAfter: plan.layer.usageAfter,
-						codes: plan.layer.blocks.map((b) => b.code),
-					},
-		compacted: c.compacted,
-		baseParts,
-		foldedParts,
-	};
+	return parts;
 }
 
 /** Tokens the masks of `index` take out of this view: the same arithmetic planFold applies to frozen layers. */

@@ -34,15 +34,27 @@ export interface SimulatedRow {
 }
 
 export interface Overhead {
+	/** System prompt and tool definitions without context-fold. */
 	tokens: number;
 	source: "given" | "first-response" | "none";
+	/** What context-fold adds to every request of the folded arm: its two tools and their prompt lines. */
+	extension: number;
 }
+
+/**
+ * Tokens context-fold's recall_folded and unfold declarations add to every request (tool schemas plus
+ * their system-prompt lines), as the economics benchmark measures them in real Pi 1.6.0 (chars/4).
+ * test/adapters/pi/tools-size.test.ts keeps it honest against the declarations themselves.
+ */
+export const RECALL_TOOLS_TOKENS = 519;
 
 export interface SimulationSummary {
 	requests: number;
 	billed: number;
 	foldEvents: number;
 	foldedBlocks: number;
+	/** Compactions in the recording, and in the folded arm (recorded ones, or re-decided by Pi's rule). */
+	compactions: { recorded: number; folded: number; foldedBy: "recorded" | "pi-rule" };
 	overhead: Overhead;
 	baseline: ArmTotals;
 	folded: ArmTotals;
@@ -64,16 +76,25 @@ export interface Simulation {
 }
 
 export function billReplay(replay: Replay, model: BillingModel, overheadTokens?: number): Simulation {
-	const overhead = measureOverhead(replay.requests, overheadTokens);
+	const measured = measureOverhead(replay.requests, overheadTokens);
+	// A recording made with context-fold loaded already carries its tools in the measured prompt.
+	const overhead: Overhead = {
+		...measured,
+		tokens:
+			replay.recordedWithExtension && measured.source === "first-response"
+				? Math.max(0, measured.tokens - RECALL_TOOLS_TOKENS)
+				: measured.tokens,
+		extension: RECALL_TOOLS_TOKENS,
+	};
 	const base = new PromptCache(model);
 	const folded = new PromptCache(model);
+	// Every request was sent; one without usage (aborted, failed) is billed with no output.
 	const rows: SimulatedRow[] = replay.requests.map((r) => {
-		if (!r.billed) return { request: r, baseline: null, folded: null };
-		const common = { fixedTokens: overhead.tokens, at: r.at, output: r.output };
+		const common = { at: r.at, output: r.output };
 		return {
 			request: r,
-			baseline: base.bill({ ...common, parts: r.baseParts }),
-			folded: folded.bill({ ...common, parts: r.foldedParts }),
+			baseline: base.bill({ ...common, fixedTokens: overhead.tokens, parts: r.baseParts }),
+			folded: folded.bill({ ...common, fixedTokens: overhead.tokens + overhead.extension, parts: r.foldedParts }),
 		};
 	});
 	const baselineTotals = totals(rows.map((r) => r.baseline));
@@ -81,9 +102,17 @@ export function billReplay(replay: Replay, model: BillingModel, overheadTokens?:
 	const recordedCosts = replay.requests.filter((r) => r.billed).map((r) => r.recordedCost);
 	const summary: SimulationSummary = {
 		requests: replay.requests.length,
-		billed: rows.filter((r) => r.baseline !== null).length,
+		billed: replay.requests.filter((r) => r.billed).length,
 		foldEvents: replay.layers.length,
 		foldedBlocks: replay.layers.reduce((n, l) => n + l.blocks.length, 0),
+		compactions: {
+			recorded: replay.requests.filter((r) => r.compacted).length,
+			folded:
+				replay.compaction === "recorded"
+					? replay.requests.filter((r) => r.compacted).length
+					: replay.requests.filter((r) => r.armCompacted).length,
+			foldedBy: replay.compaction === "recorded" ? "recorded" : "pi-rule",
+		},
 		overhead,
 		baseline: baselineTotals,
 		folded: foldedTotals,
@@ -102,9 +131,9 @@ export function billReplay(replay: Replay, model: BillingModel, overheadTokens?:
 	return { rows, summary, layers: replay.layers };
 }
 
-function measureOverhead(requests: readonly ReplayedRequest[], given: number | undefined): Overhead {
+function measureOverhead(requests: readonly ReplayedRequest[], given: number | undefined): Omit<Overhead, "extension"> {
 	if (given !== undefined) return { tokens: Math.max(0, Math.round(given)), source: "given" };
-	const first = requests.find((r) => r.billed);
+	const first = requests.find((r) => r.billed && r.reported > 0);
 	if (first === undefined) return { tokens: 0, source: "none" };
 	let chars = 0;
 	for (const p of first.baseParts) chars += p.length + 1;

@@ -1,0 +1,199 @@
+/**
+ * Pi's automatic compaction, re-decided for the folded arm of an offline replay. Folding changes how
+ * full the context is, so the compactions a session recorded (decided on its unfolded context) are
+ * not the ones it would have had with context-fold: the folded arm drops them and applies Pi's own
+ * rule instead, answered the way context-fold answers by default (CONTEXTFOLD_COMPACT=det: a summary
+ * rendered from the seed index, no model call).
+ *
+ * The rule, from Pi's compaction reference (docs/compaction.md): before an assistant request, compact
+ * when the context estimate exceeds `window - reserveTokens`; keep the newest messages worth at least
+ * `keepRecentTokens` of Pi's own estimate, cut at a message that can start the kept range (never a
+ * tool result). Pi's estimate is its chars/4 heuristic over raw messages, reproduced here.
+ */
+
+import type { ViewMessage } from "../blocks.ts";
+import type { Hash } from "../digest.ts";
+import { COMPACTION_SUMMARY_MAX_CHARS, renderCompactionSummary } from "../handoff.ts";
+import type { FrozenLayer, MaskIndex } from "../layers.ts";
+import { extractSeedRecord } from "../seed/extract.ts";
+import { pickFoldMessages, toolCallsOf, withoutFolded } from "../seed/pick.ts";
+import { renderSeed } from "../seed/render.ts";
+import type { SeedRecord } from "../seed/schema.ts";
+import type { PiContent, PiEntry, PiMessage } from "../session/view.ts";
+
+export interface PiCompactionSettings {
+	reserveTokens: number;
+	keepRecentTokens: number;
+}
+
+/** Pi's defaults (DEFAULT_COMPACTION_SETTINGS in Pi 0.80 to 1.6). */
+export const PI_COMPACTION_DEFAULTS: Readonly<PiCompactionSettings> = {
+	reserveTokens: 16_384,
+	keepRecentTokens: 20_000,
+};
+
+/** Characters Pi counts for an image in its estimate. */
+const PI_IMAGE_CHARS = 4800;
+
+function contentChars(content: PiMessage["content"]): number {
+	if (typeof content === "string") return content.length;
+	if (!Array.isArray(content)) return 0;
+	let chars = 0;
+	for (const block of content as PiContent[]) {
+		if (block?.type === "text" && typeof block.text === "string") chars += block.text.length;
+		else if (block?.type === "image") chars += PI_IMAGE_CHARS;
+	}
+	return chars;
+}
+
+/** Pi's token estimate of one context message (chars/4, rounded up). */
+export function piMessageTokens(m: PiMessage): number {
+	let chars = 0;
+	switch (m.role) {
+		case "user":
+		case "custom":
+		case "toolResult":
+			chars = contentChars(m.content);
+			break;
+		case "assistant":
+			if (Array.isArray(m.content)) {
+				for (const b of m.content as PiContent[]) {
+					if (b?.type === "text" && typeof b.text === "string") chars += b.text.length;
+					else if (b?.type === "thinking" && typeof b.thinking === "string") chars += b.thinking.length;
+					else if (b?.type === "toolCall")
+						chars += String(b.name ?? "").length + (JSON.stringify(b.arguments ?? null)?.length ?? 0);
+				}
+			}
+			break;
+		case "bashExecution":
+			chars = String(m.command ?? "").length + String(m.output ?? "").length;
+			break;
+		case "branchSummary":
+		case "compactionSummary":
+			chars = typeof m.summary === "string" ? m.summary.length : 0;
+			break;
+		default:
+			return 0;
+	}
+	return Math.ceil(chars / 4);
+}
+
+const CUT_POINT_ROLES = new Set(["user", "assistant", "bashExecution", "custom", "branchSummary"]);
+
+/**
+ * Index of the first kept message: walking back from the newest, the first message at which at least
+ * `keep` tokens are kept, moved forward to the nearest message that can start the kept range and has
+ * an entry id. -1 when there is nothing to cut (everything fits, or no cut point exists).
+ */
+export function findCutIndex(
+	messages: readonly PiMessage[],
+	entryIds: readonly (string | null)[],
+	keep: number,
+): number {
+	const valid = (i: number) => CUT_POINT_ROLES.has((messages[i] as PiMessage).role) && entryIds[i] != null;
+	let acc = 0;
+	let reached = -1;
+	for (let i = messages.length - 1; i >= 0; i--) {
+		acc += piMessageTokens(messages[i] as PiMessage);
+		if (acc >= keep) {
+			reached = i;
+			break;
+		}
+	}
+	if (reached < 0) return -1;
+	for (let i = reached; i < messages.length; i++) if (valid(i)) return i > 0 ? i : -1;
+	return -1;
+}
+
+/** Seed records of the folded arm, and the deterministic compaction built from them. */
+export class ReplayCompactor {
+	readonly records: SeedRecord[] = [];
+	private lastFoldAt = 0;
+	count = 0;
+
+	constructor(
+		private readonly settings: PiCompactionSettings,
+		private readonly hash: Hash,
+		private readonly sessionFile: string | null,
+	) {}
+
+	/** Pi's rule: compact before the next request when the estimate is past `window - reserve`. */
+	due(contextTokens: number, window: number | undefined): boolean {
+		return window !== undefined && window > 0 && contextTokens > window - this.settings.reserveTokens;
+	}
+
+	/** Index the fold the way the extension's SeedWriter does, so a later summary renders the same records. */
+	onFold(layer: FrozenLayer, at: number, view: readonly ViewMessage[], messages: readonly PiMessage[]): void {
+		const picked = pickFoldMessages(layer, this.lastFoldAt, view, messages);
+		this.records.push(
+			extractSeedRecord({
+				kind: "fold",
+				seq: layer.seq,
+				at,
+				messages: picked.view,
+				masked: layer.blocks,
+				calls: picked.calls,
+				hash: this.hash,
+			}),
+		);
+		this.lastFoldAt = at;
+	}
+
+	/**
+	 * The compaction entry Pi would append, answered deterministically, or null when there is no cut
+	 * point. `view[i]` is the view of `messages[i]` (entry ids included).
+	 */
+	compact(
+		messages: readonly PiMessage[],
+		view: readonly ViewMessage[],
+		index: MaskIndex,
+		at: number,
+		tokensBefore: number,
+	): PiEntry | null {
+		const cut = findCutIndex(
+			messages,
+			view.map((v) => v.entryId),
+			this.settings.keepRecentTokens,
+		);
+		if (cut < 0) return null;
+		const removed = messages.slice(0, cut).filter((m) => m.role !== "compactionSummary");
+		const removedView = view
+			.slice(0, cut)
+			.filter((v) => v.role !== "compactionSummary")
+			.map((v) => withoutFolded(v, index));
+		this.count++;
+		this.records.push(
+			extractSeedRecord({
+				kind: "compaction",
+				seq: this.records.length + 1,
+				at,
+				messages: removedView,
+				calls: toolCallsOf(removed),
+				hash: this.hash,
+			}),
+		);
+		const summary = renderCompactionSummary({
+			instructions: undefined,
+			rendered: renderSeed(this.records, {
+				maxChars: COMPACTION_SUMMARY_MAX_CHARS,
+				invalid: 0,
+				truncatedTail: false,
+				hash: this.hash,
+			}),
+			records: this.records.length,
+			invalid: 0,
+			parentFile: this.sessionFile,
+		});
+		return {
+			type: "compaction",
+			id: `simulated-compaction-${this.count}`,
+			parentId: null,
+			// Milliseconds, not ISO: the core has no clock to format one. entryTime reads both.
+			timestamp: at as unknown as string,
+			summary,
+			firstKeptEntryId: (view[cut] as ViewMessage).entryId,
+			tokensBefore,
+			details: { contextFold: { v: 1, reason: "threshold", simulated: true } },
+		};
+	}
+}
