@@ -19,6 +19,7 @@ import { type GapBreakdown, gapToFloor } from "./gap.ts";
 import { type ArmResult, type ArmTotals, measureFloor, measureRun } from "./metrics.ts";
 import { buildPlan, type ReplayPlan, type TraceFeatures } from "./plan.ts";
 import { type ArmRun, PI_VERSION, replayArm } from "./replay.ts";
+import { type SimulateAgreement, simulateTrace } from "./simulate-agreement.ts";
 import { sha256Of, type Trace } from "./trace-read.ts";
 import { listSharedTraces, loadTrace } from "./traces.ts";
 import { writeTraceFiles } from "./write-files.ts";
@@ -59,6 +60,14 @@ export interface TraceResult {
 	overBudget: { requests: number; floorUnder: number };
 	/** The defaults' fold events one by one, with the layer each one committed. */
 	folds: FoldEvent[];
+	/**
+	 * Recall tools declared only from the first fold event on, computed from the defaults' requests:
+	 * what the requests before it would not pay, against rewriting the prefix the fold kept (the tools
+	 * sit before every message, so adding them at the fold invalidates the cached part too).
+	 */
+	lazyTools: { before: number; saved: number; extra: number } | null;
+	/** `context-fold simulate` on the same trace (the CLI's own replay and billing). */
+	simulate: SimulateAgreement;
 	problems: string[];
 	files: { csv: string; svg: string };
 }
@@ -245,6 +254,8 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			gap,
 			folds,
 			overBudget,
+			lazyTools: lazyTools(def?.rows ?? [], overhead?.tokens ?? 0, headline),
+			simulate: simulateTrace(t),
 			problems,
 			files: { csv: relative(REPO, files.csv), svg: relative(REPO, files.svg) },
 		});
@@ -268,6 +279,23 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		})),
 		wallMs: performance.now() - started,
 	};
+}
+
+function lazyTools(
+	rows: readonly { k: number; kind: string; cacheRead: number; foldEvent: boolean }[],
+	tokens: number,
+	model: BillingModel,
+): TraceResult["lazyTools"] {
+	if (tokens <= 0) return null;
+	const p = model.prices;
+	const first = rows.findIndex((row) => row.foldEvent);
+	const before = (first < 0 ? rows : rows.slice(0, first)).filter((row) => row.kind !== "summary");
+	// Each request before the fold carried the declarations: read from cache when it read anything, else written.
+	const saved = before.reduce((n, row) => n + (tokens * (row.cacheRead > 0 ? p.cacheRead : p.cacheWrite)) / 1e6, 0);
+	// At the fold, the prefix it still read from cache is written again instead (tools come first).
+	const at = first < 0 ? null : rows[first];
+	const extra = at ? (at.cacheRead * (p.cacheWrite - p.cacheRead)) / 1e6 : 0;
+	return { before: before.length, saved, extra };
 }
 
 export function budgetTokens(): number {

@@ -136,6 +136,43 @@ export function renderEconomicsReport(r: EconomicsResult): string {
 		);
 	}
 	out.push("");
+	out.push(
+		"Declaring the two tools only from the first fold event on was measured on the defaults' requests, not shipped: the requests before the first fold would not carry them, but the tools array comes before every message, so adding it at the fold also rewrites the part of the prompt that fold still read from cache.",
+		"",
+		"| trace | requests before the first fold | saved before it | extra at the fold | net |",
+		"| --- | ---: | ---: | ---: | ---: |",
+		...r.traces.flatMap((t) =>
+			t.lazyTools
+				? [
+						`| ${t.name} | ${t.lazyTools.before} | $${t.lazyTools.saved.toFixed(3)} | $${t.lazyTools.extra.toFixed(3)} | ${t.lazyTools.saved - t.lazyTools.extra >= 0 ? "saves" : "costs"} $${Math.abs(t.lazyTools.saved - t.lazyTools.extra).toFixed(3)} |`,
+					]
+				: [],
+		),
+		"",
+	);
+
+	out.push("### `context-fold simulate` against this harness", "");
+	out.push(
+		"The CLI's offline replay (the same core code `context-fold simulate` runs) on each trace, headline billing and defaults. Its no-folding arm is the recording as it happened (its own compactions, decided by the Pi of the day on real token counts); its folded arm re-decides Pi's compaction on the folded context and answers it deterministically. Its ladder reads the recorded usage, corrected for its own folds; the harness tells Pi chars/4.",
+		"",
+		"| trace | arm | harness prompt tokens | simulate | Δ | harness cost | simulate | Δ | compactions (harness / simulate) |",
+		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+	);
+	for (const t of r.traces) {
+		const pairs: Array<[string, string, { prompt: number; cost: number; compactions: number }]> = [
+			["native", "without folding", t.simulate.baseline],
+			["cf-default", "with folding", t.simulate.folded],
+		];
+		for (const [id, label, sim] of pairs) {
+			const h = armOf(t, r.headline, id);
+			if (!h) continue;
+			const d = (a: number, b: number) => `${a >= b ? "+" : ""}${(((a - b) / b) * 100).toFixed(1)} %`;
+			out.push(
+				`| ${t.name} | ${label} vs \`${id}\` | ${h.promptTokens.toLocaleString("en-US")} | ${sim.prompt.toLocaleString("en-US")} | ${d(sim.prompt, h.promptTokens)} | $${h.cost.toFixed(2)} | $${sim.cost.toFixed(2)} | ${d(sim.cost, h.cost)} | ${h.compactions} / ${sim.compactions} |`,
+			);
+		}
+	}
+	out.push("");
 
 	out.push(...featureTable(r.traces), "");
 

@@ -3,6 +3,10 @@
  */
 import type { EconomicsResult, TraceResult } from "./bench.ts";
 import type { ArmTotals } from "./metrics.ts";
+import { deviation } from "./simulate-agreement.ts";
+
+/** `context-fold simulate` must agree with the harness within this, on prompt tokens and cost. */
+export const SIMULATE_TOLERANCE = 0.05;
 
 export interface Verdict {
 	target: string;
@@ -69,5 +73,29 @@ export function checkTargets(result: EconomicsResult, budget: number, arm = "cf-
 				`${r.def.prefixBreaks} ≤ ${r.def.foldEvents}+${r.def.compactions}+${r.def.expiries}+${r.def.unfolds} (${r.def.unexplainedBreaks} at neither a fold nor a compaction)`,
 		),
 	});
+	if (arm === "cf-default") {
+		const pct = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)} %`;
+		const dev = (r: (typeof rows)[number]) => ({
+			folded: [
+				deviation(r.t.simulate.folded.prompt, r.def.promptTokens),
+				deviation(r.t.simulate.folded.cost, r.def.cost),
+			],
+			baseline: [
+				deviation(r.t.simulate.baseline.prompt, r.native.promptTokens),
+				deviation(r.t.simulate.baseline.cost, r.native.cost),
+			],
+		});
+		const within = (xs: number[]) => xs.every((x) => Math.abs(x) <= SIMULATE_TOLERANCE);
+		verdicts.push({
+			target: "`context-fold simulate` within 5 % of the harness (prompt tokens and cost): with folding vs cf-default",
+			pass: rows.every((r) => within(dev(r).folded)),
+			detail: list((r) => `tokens ${pct(dev(r).folded[0] as number)}, cost ${pct(dev(r).folded[1] as number)}`),
+		});
+		verdicts.push({
+			target: "… and without folding (the recording as it happened) vs native",
+			pass: rows.every((r) => within(dev(r).baseline)),
+			detail: list((r) => `tokens ${pct(dev(r).baseline[0] as number)}, cost ${pct(dev(r).baseline[1] as number)}`),
+		});
+	}
 	return verdicts;
 }

@@ -1,0 +1,65 @@
+/**
+ * `context-fold simulate` against this harness: the CLI's offline replay (the core's replaySession
+ * and billReplay, the code the command runs) on the same trace, under the headline billing
+ * (Anthropic, 5 minutes, chars/4, 200k window, context-fold's defaults). Its no-folding arm is the
+ * recording as it happened; its folded arm re-decides Pi's compaction on the folded context. They are
+ * compared with the harness's `native` and `cf-default` arms.
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { billingModel } from "../../../src/core/billing.ts";
+import { branchPath, parseSessionText } from "../../../src/core/session/entries.ts";
+import type { PiEntry } from "../../../src/core/session/view.ts";
+import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
+import { replaySession } from "../../../src/core/simulate/replay.ts";
+import { billReplay } from "../../../src/core/simulate/summary.ts";
+import { WINDOW } from "./arms.ts";
+import type { Trace } from "./trace-read.ts";
+
+export interface SimulatedArm {
+	prompt: number;
+	cost: number;
+	compactions: number;
+}
+
+export interface SimulateAgreement {
+	baseline: SimulatedArm;
+	folded: SimulatedArm & { foldEvents: number };
+	/** Milliseconds the replay and billing took. */
+	ms: number;
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+
+export function simulateTrace(t: Trace): SimulateAgreement {
+	const started = performance.now();
+	// A file on disk is read the way the CLI reads it; the generated session is already v3 in memory.
+	const entries: PiEntry[] = t.path.startsWith("(generated)")
+		? (t.entries as unknown as PiEntry[])
+		: branchPath(parseSessionText(readFileSync(t.path, "utf8")).entries);
+	const replay = replaySession({
+		entries,
+		settings: DEFAULT_SETTINGS,
+		windowFor: () => WINDOW,
+		hash: sha256,
+		parseTime: (iso) => Date.parse(iso),
+		sessionFile: t.path,
+	});
+	const sim = billReplay(replay, billingModel("anthropic", "5m"));
+	const s = sim.summary;
+	return {
+		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.recorded },
+		folded: {
+			prompt: s.folded.prompt,
+			cost: s.folded.cost,
+			compactions: s.compactions.folded,
+			foldEvents: s.foldEvents,
+		},
+		ms: performance.now() - started,
+	};
+}
+
+/** Relative difference of simulate from the harness. */
+export function deviation(simulated: number, harness: number): number {
+	return harness === 0 ? 0 : (simulated - harness) / harness;
+}
