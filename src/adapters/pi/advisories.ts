@@ -85,7 +85,13 @@ export function registerAdvisories(rt: Runtime): void {
 		timer = setTimeout(() => {
 			timer = undefined;
 			try {
-				if (ctx.isIdle()) checkIdle(ctx);
+				if (!ctx.isIdle()) return;
+				checkIdle(ctx);
+				// Pi's cache warming (1.6.0) may have moved the clock while we waited: wait again from the
+				// newest refresh, so the warning still comes once the refreshes stop. An unchanged anchor
+				// was just judged (warned or quiet), so it does not schedule again.
+				const next = lastActivity(ctx);
+				if (next !== null && next > anchor) schedule(ctx);
 			} catch {
 				// The context may be stale after a session switch; nothing to warn about then.
 			}
