@@ -4,7 +4,7 @@
  * environment, as in Pi), and the context window of its model.
  */
 
-import { BranchReplay } from "../core/session/replay.ts";
+import { BranchReplay, FOLD_ENTRY_TYPE } from "../core/session/replay.ts";
 import type { ResolvedSettings } from "../core/settings.ts";
 import { type ModelFacts, readModelsFile } from "../store/models-file.ts";
 import { parseIsoTime, readSessionFile, type SessionFile, SessionFileError } from "../store/session-file.ts";
@@ -31,10 +31,26 @@ export interface LoadedSession {
 	modelsProblem: string | null;
 }
 
-export function loadSession(ctx: CommandContext, path: string, window?: number): LoadedSession {
+export interface LoadOptions {
+	/**
+	 * Build only the fold records of the branch (recall needs nothing else): the replay then knows the
+	 * folded blocks and nothing of the messages, and a large session is never held in memory.
+	 */
+	foldRecordsOnly?: boolean;
+}
+
+export function loadSession(
+	ctx: CommandContext,
+	path: string,
+	window?: number,
+	options: LoadOptions = {},
+): LoadedSession {
 	let file: SessionFile;
 	try {
-		file = readSessionFile(path);
+		file = readSessionFile(
+			path,
+			options.foldRecordsOnly === true ? { keep: (e) => e.type === "custom" && e.customType === FOLD_ENTRY_TYPE } : {},
+		);
 	} catch (error) {
 		if (error instanceof SessionFileError) {
 			throw new CliError(error.code === "missing" ? "unknown-session" : "unreadable-session", error.message);

@@ -4,11 +4,13 @@
  * parser (v1 to v3, tolerant), so the whole text is never one string. Errors say which file and why.
  * Never writes: the session file is Pi's.
  *
- * Two passes over the same bytes. Pass one parses every line and keeps only a small skeleton per
- * entry (id, parent, line, byte offset); the active branch is walked on the skeletons. Pass two reads
- * the file again and builds only the branch's entries, skipping every other line without decoding
- * it, so entries on abandoned branches are never held. (A v1 file is a single chain, every entry is
- * on the branch: its entries are kept in pass one and there is no pass two.)
+ * At most two passes over the same bytes. Pass one parses every line, keeps a small skeleton per
+ * entry (id, parent, line, type) and holds the entries of the path from the root to the newest entry,
+ * letting go of those the file shows were left behind (an entry that continues from an earlier one
+ * cuts the path back to it). The active branch is then walked on the skeletons. Its entries are
+ * usually all still held; those that are not (the user went back to an old branch with /tree) are
+ * built in pass two, which reads the file again and decodes only their lines. So entries on abandoned
+ * branches are not kept. (A v1 file is a single chain: every entry is on the branch, one pass.)
  *
  * Pi may be appending while we read: both passes stop at the size seen when the file was opened, and
  * a last line without a newline is parsed if it is complete, as before. If the bytes change between
@@ -33,13 +35,23 @@ export interface SessionFile extends Omit<SessionSummary, "entryCount"> {
 	mtimeMs: number;
 	/** Entries in the file (every branch), counted; only the active branch is kept. */
 	entryCount: number;
-	/** The active branch (root to the last entry), as Pi opens it. */
+	/** Passes over the file: 1 when the branch was held while reading, 2 when part of it was read again. */
+	passes: 1 | 2;
+	/** The active branch (root to the last entry), as Pi opens it; only the entries `keep` accepted, when given. */
 	branch: PiEntry[];
+}
+
+/** What `keep` sees of an entry before it is built. */
+export interface EntryKind {
+	type: string;
+	customType?: string;
 }
 
 export interface ReadOptions {
 	/** Bytes read at a time (tests use small ones to put boundaries everywhere). */
 	chunkBytes?: number;
+	/** Build only the branch entries this accepts (recall needs only the fold records). */
+	keep?: (entry: EntryKind) => boolean;
 }
 
 /** Bytes read at a time. */
@@ -47,7 +59,7 @@ export const CHUNK_BYTES = 1 << 20;
 /** Reads started over because the file changed between the two passes, before giving up. */
 const ATTEMPTS = 3;
 
-interface Skeleton extends BranchNode {
+interface Skeleton extends BranchNode, EntryKind {
 	line: number;
 }
 
@@ -56,7 +68,7 @@ export function readSessionFile(path: string, options: ReadOptions = {}): Sessio
 	for (let attempt = 1; ; attempt++) {
 		const fd = openSession(path);
 		try {
-			const file = readOnce(fd, path, chunkBytes);
+			const file = readOnce(fd, path, chunkBytes, options.keep ?? (() => true));
 			if (file !== null) return file;
 		} finally {
 			closeSync(fd);
@@ -84,15 +96,31 @@ function openSession(path: string): number {
 }
 
 /** Both passes over an open file; null when its bytes changed between them. */
-function readOnce(fd: number, path: string, chunkBytes: number): SessionFile | null {
+function readOnce(
+	fd: number,
+	path: string,
+	chunkBytes: number,
+	keep: (entry: EntryKind) => boolean,
+): SessionFile | null {
 	const st = fstatSync(fd);
 	const size = st.size;
 	const skeletons: Skeleton[] = [];
 	const kept: PiEntry[] = [];
+	const current = new CurrentPath();
 	let v1 = false;
 	const parser = new SessionParser((entry, line) => {
-		if (v1) kept.push(entry);
-		else skeletons.push({ id: entry.id, parentId: entry.parentId ?? null, line });
+		if (v1) {
+			if (keep(entry)) kept.push(entry);
+			return;
+		}
+		skeletons.push({
+			id: entry.id,
+			parentId: entry.parentId ?? null,
+			line,
+			type: entry.type,
+			...(typeof entry.customType === "string" && { customType: entry.customType }),
+		});
+		current.push(entry, line, keep(entry));
 	});
 	let first = true;
 	eachLine(fd, size, chunkBytes, (bytes, start, end, terminated) => {
@@ -113,12 +141,21 @@ function readOnce(fd: number, path: string, chunkBytes: number): SessionFile | n
 	}
 	const { entryCount, ...rest } = summary;
 	const base = { ...rest, path, size, mtimeMs: st.mtimeMs, entryCount };
-	if (v1) return { ...base, branch: branchPath(kept) };
+	// A v1 file is one chain (each entry's parent is the one before it): the branch is every entry.
+	if (v1) return { ...base, branch: kept, passes: 1 };
 
-	const skeletonBranch = branchPath(skeletons);
-	const wanted = new Map<number, number>();
-	for (const [i, s] of skeletonBranch.entries()) wanted.set(s.line, i);
+	// The branch, walked on the skeletons; its entries come from the path held while reading when
+	// they are still there, else from a second pass that builds just those lines.
+	const skeletonBranch = branchPath(skeletons).filter(keep);
+	const held = current.byLine();
 	const branch: PiEntry[] = new Array(skeletonBranch.length);
+	const wanted = new Map<number, number>();
+	for (const [i, s] of skeletonBranch.entries()) {
+		const entry = held.get(s.line);
+		if (entry !== undefined) branch[i] = entry;
+		else wanted.set(s.line, i);
+	}
+	if (wanted.size === 0) return { ...base, branch, passes: 1 };
 	let found = 0;
 	let changed = false;
 	let line = 0;
@@ -132,10 +169,39 @@ function readOnce(fd: number, path: string, chunkBytes: number): SessionFile | n
 		}
 		branch[at] = entry;
 		found++;
-		return true;
+		return found < wanted.size;
 	});
-	if (changed || found !== skeletonBranch.length) return null;
-	return { ...base, branch };
+	if (changed || found !== wanted.size) return null;
+	return { ...base, branch, passes: 2 };
+}
+
+/**
+ * The path from a root to the newest entry, as it stands while the file is read. An entry whose
+ * parent is on the path cuts the path back to that parent: what was after it is a branch the user
+ * left, and its entries are let go. A session without /tree jumps is read in one pass this way; an
+ * entry that left the path and turns out to be on the final branch is built again in pass two.
+ */
+class CurrentPath {
+	private readonly steps: Array<{ id: string; line: number; entry: PiEntry | null }> = [];
+	private readonly at = new Map<string, number>();
+
+	push(entry: PiEntry, line: number, hold: boolean): void {
+		const parent = entry.parentId;
+		const pos = typeof parent === "string" ? this.at.get(parent) : undefined;
+		const length = pos === undefined ? 0 : pos + 1;
+		while (this.steps.length > length) {
+			const dropped = this.steps.pop() as { id: string };
+			if (this.at.get(dropped.id) === this.steps.length) this.at.delete(dropped.id);
+		}
+		this.at.set(entry.id, this.steps.length);
+		this.steps.push({ id: entry.id, line, entry: hold ? entry : null });
+	}
+
+	byLine(): Map<number, PiEntry> {
+		const out = new Map<number, PiEntry>();
+		for (const s of this.steps) if (s.entry !== null) out.set(s.line, s.entry);
+		return out;
+	}
 }
 
 /**

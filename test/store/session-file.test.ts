@@ -40,9 +40,12 @@ function expected(path: string) {
 	});
 }
 
+const passes = { 1: 0, 2: 0 };
+
 function actual(path: string, chunkBytes: number) {
 	try {
 		const f = readSessionFile(path, { chunkBytes });
+		passes[f.passes]++;
 		return JSON.stringify({
 			header: f.header,
 			malformed: f.malformed,
@@ -79,6 +82,25 @@ describe("readSessionFile (streamed)", () => {
 				},
 			),
 			{ numRuns: 300 },
+		);
+		// Both ways to get the branch were taken: held while reading, and built again in pass two.
+		// (about 280 and 25 of the 600 reads, the rest not sessions).
+		expect(passes[1]).toBeGreaterThan(100);
+		expect(passes[2]).toBeGreaterThan(4);
+	});
+
+	test("keep: only the accepted branch entries are built, in branch order", () => {
+		const path = join(dir, "keep.jsonl");
+		fc.assert(
+			fc.property(sessionTextArb, fc.integer({ min: 1, max: 48 }), (text, chunkBytes) => {
+				writeFileSync(path, text);
+				const ref = referenceParse(text);
+				if (ref.header === null) return;
+				const isLabel = (e: { type: string }) => e.type === "compaction" || e.type === "custom";
+				const f = readSessionFile(path, { chunkBytes, keep: isLabel });
+				expect(JSON.stringify(f.branch)).toBe(JSON.stringify(branchPath(ref.entries).filter(isLabel)));
+			}),
+			{ numRuns: 200 },
 		);
 	});
 

@@ -60,7 +60,8 @@ export const recallCommand: Command = {
 				USAGE,
 			);
 		const chosen = await chooseSession(ctx, sessionArg, { fallback: "pick", usage: USAGE });
-		const loaded = loadSession(ctx, chosen.path);
+		// Recall needs the fold records only: the session's messages are read back through the ledger.
+		const loaded = loadSession(ctx, chosen.path, undefined, { foldRecordsOnly: true });
 		const index = loaded.replay.index;
 		if (code === undefined && search === undefined) {
 			const picked = await pickCode(ctx, [...index.byCode.values()]);
