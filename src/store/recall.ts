@@ -2,7 +2,8 @@
  * Recall answers for the recall_folded tool and the CLI. Finds originals through the ledger (or
  * memory), verifies them, and renders capped answers with the pure helpers in core/recall.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import type { MaskedBlock, MaskIndex } from "../core/layers.ts";
 import {
 	capLines,
@@ -191,20 +192,32 @@ function unknownCode(raw: string, index: MaskIndex): RecallAnswer {
 
 type FullRead = { ok: true; text: string } | { ok: false; message: string };
 
-/** Read exactly the recorded full-output file, if it still exists and is a regular file of sane size. */
+/**
+ * Read exactly the recorded full-output file, if it still exists and is a regular file of sane size.
+ * The path must be absolute (Pi records it so; a relative one would be read from wherever the reader
+ * runs) and must not be a symlink: bash writes a regular file in the temp directory, and a link
+ * planted there later (or the file swapped for one) would make recall read some other file. Opened
+ * with O_NOFOLLOW and checked on the open descriptor, so nothing can be swapped in between.
+ */
 function readFullOutput(path: string): FullRead {
+	if (!isAbsolute(path) || path.includes("\0"))
+		return { ok: false, message: `the recorded full output path ${echoArg(path)} is not an absolute path` };
+	let fd: number | undefined;
 	try {
-		if (!existsSync(path)) return { ok: false, message: `the full output file ${path} no longer exists` };
-		const st = statSync(path);
+		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+		const st = fstatSync(fd);
 		if (!st.isFile()) return { ok: false, message: `${path} is not a regular file` };
 		if (st.size > MAX_FULL_OUTPUT_BYTES)
 			return { ok: false, message: `${path} is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
-		return { ok: true, text: readFileSync(path, "utf8") };
+		return { ok: true, text: readFileSync(fd, "utf8") };
 	} catch (error) {
-		return {
-			ok: false,
-			message: `the full output file ${path} could not be read (${(error as NodeJS.ErrnoException).code ?? "error"})`,
-		};
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code === "ENOENT") return { ok: false, message: `the full output file ${path} no longer exists` };
+		if (code === "ELOOP" || code === "EMLINK")
+			return { ok: false, message: `${path} is a symbolic link now, not the file bash wrote; it is not followed` };
+		return { ok: false, message: `the full output file ${path} could not be read (${code ?? "error"})` };
+	} finally {
+		if (fd !== undefined) closeSync(fd);
 	}
 }
 
