@@ -5,7 +5,8 @@
  * simulate of a ~500-request session under 1 s.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { billingModel } from "../../src/core/billing.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
@@ -14,6 +15,7 @@ import { billReplay } from "../../src/core/simulate/summary.ts";
 import { sha256Hex } from "../../src/store/originals.ts";
 import { parseIsoTime, readSessionFile } from "../../src/store/session-file.ts";
 import { NODE_BIN } from "../e2e/harness/pi-env.ts";
+import { writeBigSession } from "../helpers/big-session.ts";
 
 const REPO = join(import.meta.dir, "../..");
 const BINARY = join(REPO, "dist/context-fold");
@@ -37,6 +39,8 @@ export type CliBenchResult =
 			simulateInProcessMs: number;
 			statusToNoop: number;
 			simulateToNoop: number;
+			/** `node dist/cli.js status --json` on a generated session of more than 100 MB: medians of 3. */
+			large: { bytes: number; entries: number; statusMs: number; statusPeakRss: number; recallPeakRss: number };
 	  };
 
 function timeOnce(cmd: string, args: string[]): number {
@@ -98,7 +102,12 @@ export function runCliBench(log: (line: string) => void = () => {}): CliBenchRes
 	log(
 		`cli: status ${median(status).toFixed(0)} ms, simulate ${median(simulate).toFixed(0)} ms on ${requests} requests`,
 	);
+	const large = largeSession();
+	log(
+		`cli: status on ${(large.bytes / 1024 / 1024).toFixed(0)} MB: ${large.statusMs.toFixed(0)} ms, peak RSS ${(large.statusPeakRss / 1024 / 1024).toFixed(0)} MB`,
+	);
 	return {
+		large,
 		binaryBytes: statSync(BINARY).size,
 		runs,
 		versionMs: median(version),
@@ -114,6 +123,47 @@ export function runCliBench(log: (line: string) => void = () => {}): CliBenchRes
 	};
 }
 
+/** Time and peak RSS (VmHWM, read by the child at exit) of the Node CLI on a generated >100 MB session. */
+function largeSession(): Extract<CliBenchResult, { large: unknown }>["large"] {
+	const dir = mkdtempSync(join(tmpdir(), "cf-bench-big-"));
+	try {
+		const facts = writeBigSession(join(dir, "big.jsonl"));
+		const preload = join(dir, "rss.cjs");
+		const rssFile = join(dir, "rss.txt");
+		writeFileSync(
+			preload,
+			'process.on("exit", () => { const fs = require("node:fs"); const m = /VmHWM:\\s+(\\d+) kB/.exec(fs.readFileSync("/proc/self/status", "utf8")); fs.writeFileSync(process.env.CF_RSS_FILE, String(m ? Number(m[1]) * 1024 : 0)); });\n',
+		);
+		const once = (args: string[]) => {
+			const started = performance.now();
+			const r = spawnSync(NODE_BIN, [NODE_CLI, ...args], {
+				stdio: ["ignore", "ignore", "pipe"],
+				env: {
+					PATH: process.env.PATH ?? "",
+					HOME: "/nonexistent",
+					NODE_OPTIONS: `--require ${preload}`,
+					CF_RSS_FILE: rssFile,
+				},
+			});
+			const ms = performance.now() - started;
+			if (r.status !== 0) throw new Error(`dist/cli.js ${args.join(" ")} exited ${r.status}: ${r.stderr}`);
+			return { ms, rss: Number(readFileSync(rssFile, "utf8")) };
+		};
+		const status = [0, 1, 2].map(() => once(["status", "--json", facts.path]));
+		const code = facts.folded[0]?.code as string;
+		const recall = once(["recall", facts.path, code, "--lines", "1-1"]);
+		return {
+			bytes: facts.bytes,
+			entries: facts.entries,
+			statusMs: median(status.map((s) => s.ms)),
+			statusPeakRss: median(status.map((s) => s.rss)),
+			recallPeakRss: recall.rss,
+		};
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
 export function renderCliReport(r: CliBenchResult): string {
 	if ("skipped" in r) return `CLI: skipped (${r.skipped})`;
 	const ok = (v: number, target: number) =>
@@ -126,6 +176,9 @@ export function renderCliReport(r: CliBenchResult): string {
 		`  status --json                ${r.statusMs.toFixed(0)} ms  = ${r.statusToNoop.toFixed(1)} x node -e 0`,
 		`  simulate --json              ${r.simulateMs.toFixed(0)} ms  = ${r.simulateToNoop.toFixed(1)} x node -e 0; ${ok(r.simulateMs, TARGETS.simulateMs)}`,
 		`  simulate in process          ${r.simulateInProcessMs.toFixed(0)} ms  (read, replay through planFold, bill both arms)`,
+		`On a generated ${(r.large.bytes / 1024 / 1024).toFixed(0)} MB session (${r.large.entries} entries, an abandoned branch, fold layers), node dist/cli.js, medians of 3:`,
+		`  status --json                ${r.large.statusMs.toFixed(0)} ms, peak RSS ${(r.large.statusPeakRss / 1024 / 1024).toFixed(0)} MB (streamed in 1 MiB chunks; the replay holds the active branch)`,
+		`  recall <code>                peak RSS ${(r.large.recallPeakRss / 1024 / 1024).toFixed(0)} MB (only the fold records are built)`,
 	].join("\n");
 }
 
