@@ -33,6 +33,8 @@ export class Runtime {
 	readonly recallCounts = new Map<string, number>();
 	/** Images from a prompt whose send was declined, kept for the next interactive prompt. */
 	retainedImages: unknown[] = [];
+	/** Ledger entries already checked for a foreign writer (see checkForeignWriter). */
+	private foreignCursor = 0;
 	/** The session file was read successfully at least once (see checkLedger). */
 	private ledgerSeen = false;
 	private ledgerRebuilds = 0;
@@ -114,6 +116,7 @@ export class Runtime {
 		if (file) {
 			if (this.ledger?.path !== file) {
 				this.ledger = new Ledger(file);
+				this.foreignCursor = 0;
 				this.ledgerSeen = false;
 				this.ledgerRebuilds = 0;
 				this.ledgerCheckedAt = -1;
@@ -165,6 +168,7 @@ export class Runtime {
 		// Recall refreshes the ledger too, so compare with the rebuilds this check last saw.
 		if (ledger.stats.rebuilds > this.ledgerRebuilds) {
 			this.ledgerRebuilds = ledger.stats.rebuilds;
+			this.foreignCursor = 0;
 			let gone = 0;
 			for (const b of this.state.index.byCode.values()) if (!ledger.has(b.entryId)) gone++;
 			this.notices.once(
@@ -178,7 +182,37 @@ export class Runtime {
 				"warning",
 			);
 		}
+		this.checkForeignWriter(ctx, ledger);
 		return true;
+	}
+
+	/**
+	 * Entries in the file that this Pi never wrote: another process (a second Pi on the same session)
+	 * is appending to it. Nothing breaks (recall verifies every byte, the ledger indexes both), but the
+	 * two histories interleave in one file, so the user hears it once.
+	 */
+	private checkForeignWriter(ctx: ExtensionContext, ledger: Ledger): void {
+		const session = ctx.sessionManager as unknown as { getEntry?(id: string): unknown };
+		const ids = ledger.ids();
+		if (typeof session.getEntry !== "function") {
+			this.foreignCursor = ids.length;
+			return;
+		}
+		let foreign = 0;
+		for (let i = this.foreignCursor; i < ids.length; i++) {
+			const id = ids[i] as string;
+			// The header carries the session id; v1 files have no ids (and are never appended to as v1).
+			if (id === ledger.stats.sessionId || id.startsWith("line:")) continue;
+			if (session.getEntry(id) === undefined) foreign++;
+		}
+		this.foreignCursor = ids.length;
+		if (foreign === 0) return;
+		this.notices.once(
+			ctx,
+			"foreign-writer",
+			`another process is appending to the session file ${ledger.path} (${foreign} entr${foreign === 1 ? "y" : "ies"} this Pi did not write; a second Pi on the same session?). Both go on and recall still verifies every byte, but their histories interleave in one file: run one Pi per session.`,
+			"warning",
+		);
 	}
 
 	/** A fresh session: drop everything derived from the previous one. */
