@@ -34,7 +34,9 @@ const USAGE = `Usage: context-fold simulate <session...> [--price anthropic|open
 
 Replay recorded sessions through the fold ladder, offline and without Pi, and report per request the
 prompt tokens without and with folding, the fold events, prefix breaks and cache behaviour, and the
-estimated cost under one provider's billing model.
+estimated cost under one provider's billing model. Without folding is the session as recorded; with
+folding, Pi's compaction is re-decided on the folded context and answered deterministically, as
+context-fold does by default.
 
   session...       session file paths, session ids or unique id prefixes
   --price NAME     billing model: anthropic (cache writes, default), openai or gemini (uncached input)
