@@ -53,8 +53,8 @@ export const COMPACT_NATIVE: ArmSpec = {
 	kind: "headline",
 };
 
-export const SWEEP_FOLD_AT = [0.3, 0.45, 0.6] as const;
-export const SWEEP_FOLD_STEP = [0.06, 0.12, 0.2] as const;
+export const SWEEP_FOLD_AT = [0.2, 0.3, 0.45, 0.6] as const;
+export const SWEEP_FOLD_STEP = [0.03, 0.06, 0.12, 0.2] as const;
 
 /** The grid of fold-at × fold-step, without the defaults' own point (that is the cf-default arm). */
 export function sweepArms(): ArmSpec[] {
