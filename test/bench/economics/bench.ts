@@ -255,7 +255,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			folds,
 			overBudget,
 			lazyTools: lazyTools(def?.rows ?? [], overhead?.tokens ?? 0, headline),
-			simulate: simulateTrace(t),
+			simulate: simulateTrace(t, fixedPromptTokens(runOf(NATIVE.id), headline.charsPerToken)),
 			problems,
 			files: { csv: relative(REPO, files.csv), svg: relative(REPO, files.svg) },
 		});
@@ -303,6 +303,12 @@ export function budgetTokens(): number {
 	return Math.floor(
 		DEFAULT_SETTINGS.budgetCap === null ? byFraction : Math.min(DEFAULT_SETTINGS.budgetCap, byFraction),
 	);
+}
+
+/** System prompt and tools of plain Pi's requests, in the harness's tokens. */
+function fixedPromptTokens(native: ArmRun | undefined, charsPerToken: number): number | undefined {
+	const a = native?.records.find((r) => r.kind === "turn");
+	return a ? Math.ceil((a.toolsChars + a.systemChars) / charsPerToken) : undefined;
 }
 
 /** The fixed cost of context-fold's recall tools: tools array and system prompt, with minus without. */

@@ -154,6 +154,7 @@ export function renderEconomicsReport(r: EconomicsResult): string {
 	out.push("### `context-fold simulate` against this harness", "");
 	out.push(
 		"The CLI's offline replay (the same core code `context-fold simulate` runs) on each trace, headline billing and defaults. Its no-folding arm is the recording as it happened (its own compactions, decided by the Pi of the day on real token counts); its folded arm re-decides Pi's compaction on the folded context and answers it deterministically. Its ladder reads the recorded usage, corrected for its own folds; the harness tells Pi chars/4.",
+		`simulate is given the harness's system prompt and tools as \`--overhead\` (chars/4 of what Pi sent: ${r.traces.map((t) => `${t.name} ${t.simulate.overhead === null ? "measured" : t.simulate.overhead.toLocaleString("en-US")}`).join(", ")}); by default it measures them from the recording's first reported prompt, in the provider's tokens.`,
 		"",
 		"| trace | arm | harness prompt tokens | simulate | Δ | harness cost | simulate | Δ | compactions (harness / simulate) |",
 		"| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -23,6 +23,8 @@ export interface SimulatedArm {
 }
 
 export interface SimulateAgreement {
+	/** The --overhead given (tokens), or null when simulate measured it itself. */
+	overhead: number | null;
 	baseline: SimulatedArm;
 	folded: SimulatedArm & { foldEvents: number };
 	/** Milliseconds the replay and billing took. */
@@ -31,7 +33,12 @@ export interface SimulateAgreement {
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
 
-export function simulateTrace(t: Trace): SimulateAgreement {
+/**
+ * `overhead` is the system prompt and tools in the harness's own units (chars/4 of what Pi sent),
+ * given to simulate as `--overhead` would be: by default simulate measures it from the recording's
+ * first reported prompt, in the provider's tokens, which is not what the harness bills.
+ */
+export function simulateTrace(t: Trace, overhead: number | undefined): SimulateAgreement {
 	const started = performance.now();
 	// A file on disk is read the way the CLI reads it; the generated session is already v3 in memory.
 	const entries: PiEntry[] = t.path.startsWith("(generated)")
@@ -45,9 +52,10 @@ export function simulateTrace(t: Trace): SimulateAgreement {
 		parseTime: (iso) => Date.parse(iso),
 		sessionFile: t.path,
 	});
-	const sim = billReplay(replay, billingModel("anthropic", "5m"));
+	const sim = billReplay(replay, billingModel("anthropic", "5m"), overhead);
 	const s = sim.summary;
 	return {
+		overhead: overhead ?? null,
 		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.recorded },
 		folded: {
 			prompt: s.folded.prompt,
