@@ -24,7 +24,20 @@ export const MAX_ECHO_CHARS = 80;
 
 /** A model-supplied argument as quoted back in an answer: bounded, so a huge one cannot flood context. */
 export function echoArg(raw: string): string {
-	return raw.length > MAX_ECHO_CHARS ? `${raw.slice(0, MAX_ECHO_CHARS)}…[+${raw.length - MAX_ECHO_CHARS} chars]` : raw;
+	const cut =
+		raw.length > MAX_ECHO_CHARS ? `${raw.slice(0, MAX_ECHO_CHARS)}…[+${raw.length - MAX_ECHO_CHARS} chars]` : raw;
+	// Control characters are shown escaped: an echoed argument stays on one line of the answer and
+	// never carries raw NULs or terminal escapes into the model's context or a terminal.
+	let out = "";
+	for (const c of cut) {
+		const n = c.charCodeAt(0);
+		if (n >= 0x20 && n !== 0x7f && n !== 0x2028 && n !== 0x2029) out += c;
+		else if (c === "\n") out += "\\n";
+		else if (c === "\t") out += "\\t";
+		else if (c === "\r") out += "\\r";
+		else out += `\\u${n.toString(16).padStart(4, "0")}`;
+	}
+	return out;
 }
 
 /** Parse `a-b` (1-based, inclusive), `a` alone, or `a-` (to the end). */

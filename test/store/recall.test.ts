@@ -89,6 +89,16 @@ describe("answerRecall", () => {
 		const { ledger, index } = setup();
 		expect(answerRecall({ code, maxTokens: 4000 }, { index, ledger }).ok).toBe(true);
 	});
+	test("an unknown code is quoted back on one line, its control characters escaped (found by the fuzz)", () => {
+		const { ledger, index } = setup();
+		const a = answerRecall({ code: "\n\u0000", maxTokens: 1 }, { index, ledger });
+		expect(a.ok).toBe(false);
+		expect(a.text).not.toContain("\n");
+		expect(a.text).not.toContain("\u0000");
+		expect(a.text).toContain('no folded block is called "\\n\\u0000"');
+		const esc = answerRecall({ code: "ab\u001b[2Jcd\r\t\u2028", maxTokens: 4000 }, { index, ledger });
+		expect(esc.text).toContain('"ab\\u001b[2Jcd\\r\\t\\u2028"');
+	});
 	test("the cap cuts and says how to continue", () => {
 		const { ledger, index } = setup();
 		const a = answerRecall({ code: "a1b2c3", maxTokens: 200 }, { index, ledger });
