@@ -68,6 +68,13 @@ export function messageTokens(message: ViewMessage): number {
 	return total;
 }
 
+/** Estimated tokens of a whole view, unmasked. */
+export function viewTokens(view: readonly ViewMessage[]): number {
+	let total = 0;
+	for (const m of view) total += messageTokens(m);
+	return total;
+}
+
 /** Stable address of one block inside the session: entry id plus content index. */
 export function blockKey(entryId: string, blockIndex: number): string {
 	return `${entryId}:${blockIndex}`;

@@ -2,6 +2,9 @@
  * The handoff seed: what a fresh session starts from. A stated goal, where the raw detail lives, and
  * a bounded deterministic rendering of the seed index. Pure: paths and text in, markdown out.
  */
+import type { Hash } from "./digest.ts";
+import { DEFAULT_SEED_MAX_CHARS, renderSeed, type SeedIndexRead } from "./seed/render.ts";
+import type { SeedRecord } from "./seed/schema.ts";
 
 export interface HandoffInput {
 	goal: string;
@@ -55,6 +58,30 @@ export function renderHandoff(input: HandoffInput): string {
 	return lines.join("\n");
 }
 
+/** The handoff seed for a session's index as read from disk: /fold-handoff and `context-fold handoff`. */
+export function handoffFromIndex(input: {
+	goal: string;
+	parentFile: string | null;
+	sessionId: string;
+	index: Pick<SeedIndexRead, "records" | "invalid" | "truncatedTail"> & { path: string };
+	hash: Hash;
+}): string {
+	const { index } = input;
+	return renderHandoff({
+		goal: input.goal,
+		parentFile: input.parentFile,
+		sessionId: input.sessionId,
+		indexPath: index.path,
+		records: index.records.length,
+		rendered: renderSeed(index.records, {
+			maxChars: DEFAULT_SEED_MAX_CHARS,
+			invalid: index.invalid,
+			truncatedTail: index.truncatedTail,
+			hash: input.hash,
+		}),
+	});
+}
+
 export interface CompactionSummaryInput {
 	/** Instructions given with a manual /compact, kept verbatim at the top. */
 	instructions?: string | undefined;
@@ -83,4 +110,26 @@ export function renderCompactionSummary(input: CompactionSummaryInput): string {
 		input.records === 0 || input.rendered.trim() === "" ? "(The index is empty.)" : input.rendered.trimEnd(),
 	);
 	return lines.filter((l, i, a) => !(l === "" && a[i - 1] === "")).join("\n");
+}
+
+/**
+ * The deterministic compaction summary from seed records, bounded by COMPACTION_SUMMARY_MAX_CHARS:
+ * what the extension answers Pi with, and what `context-fold simulate` compacts to.
+ */
+export function compactionSummaryOf(
+	records: readonly SeedRecord[],
+	input: Omit<CompactionSummaryInput, "rendered" | "records"> & { truncatedTail: boolean; hash: Hash },
+): string {
+	return renderCompactionSummary({
+		instructions: input.instructions,
+		rendered: renderSeed(records, {
+			maxChars: COMPACTION_SUMMARY_MAX_CHARS,
+			invalid: input.invalid,
+			truncatedTail: input.truncatedTail,
+			hash: input.hash,
+		}),
+		records: records.length,
+		invalid: input.invalid,
+		parentFile: input.parentFile,
+	});
 }

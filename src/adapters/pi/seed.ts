@@ -5,12 +5,11 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ViewMessage } from "../../core/blocks.ts";
-import { COMPACTION_SUMMARY_MAX_CHARS, renderCompactionSummary, renderHandoff } from "../../core/handoff.ts";
+import { compactionSummaryOf, handoffFromIndex, renderCompactionSummary } from "../../core/handoff.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { extractSeedRecord } from "../../core/seed/extract.ts";
 import { pickFoldMessages, toolCallsOf, withoutFolded } from "../../core/seed/pick.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
-import { DEFAULT_SEED_MAX_CHARS, renderSeed } from "../../core/seed/render.ts";
 import type { SeedRecord } from "../../core/seed/schema.ts";
 import { appendSeedRecord, readSeedIndex, seedIndexPath, writeHandoff } from "../../store/seed-index.ts";
 import { sha256 } from "./hash.ts";
@@ -199,17 +198,12 @@ export function registerSeed(rt: Runtime, writer: SeedWriter): void {
 					"warning",
 				);
 			}
-			const summary = renderCompactionSummary({
+			const summary = compactionSummaryOf(records, {
 				instructions: e.customInstructions,
-				rendered: renderSeed(records, {
-					maxChars: COMPACTION_SUMMARY_MAX_CHARS,
-					invalid: index.invalid,
-					truncatedTail: index.truncatedTail,
-					hash: sha256,
-				}),
-				records: records.length,
 				invalid: index.invalid,
+				truncatedTail: index.truncatedTail,
 				parentFile,
+				hash: sha256,
 			});
 			if (details.contextFold) details.contextFold.records = records.length;
 			return {
@@ -258,19 +252,7 @@ async function handoff(rt: Runtime, writer: SeedWriter, args: string, ctx: Exten
 	let path: string;
 	try {
 		const index = readSeedIndex(dir);
-		text = renderHandoff({
-			goal,
-			parentFile,
-			sessionId: ctx.sessionManager.getSessionId(),
-			indexPath: index.path,
-			records: index.records.length,
-			rendered: renderSeed(index.records, {
-				maxChars: DEFAULT_SEED_MAX_CHARS,
-				invalid: index.invalid,
-				truncatedTail: index.truncatedTail,
-				hash: sha256,
-			}),
-		});
+		text = handoffFromIndex({ goal, parentFile, sessionId: ctx.sessionManager.getSessionId(), index, hash: sha256 });
 		if (index.invalid > 0)
 			rt.notices.say(
 				ctx,

@@ -4,8 +4,7 @@
  * seed index, written beside the index as handoff-<timestamp>.md. Prints its path and how to start
  * Pi with it.
  */
-import { renderHandoff } from "../../core/handoff.ts";
-import { DEFAULT_SEED_MAX_CHARS, renderSeed } from "../../core/seed/render.ts";
+import { handoffFromIndex } from "../../core/handoff.ts";
 import { sha256Hex } from "../../store/originals.ts";
 import { sessionDataDir } from "../../store/paths.ts";
 import { readSeedIndex, SeedIndexError, writeHandoff } from "../../store/seed-index.ts";
@@ -47,18 +46,12 @@ export const handoffCommand: Command = {
 		let written: { path: string; indexPath: string; records: number; invalid: number };
 		try {
 			const index = readSeedIndex(dir);
-			const text = renderHandoff({
+			const text = handoffFromIndex({
 				goal: goal ?? "",
 				parentFile: loaded.file.path,
 				sessionId: header.id,
-				indexPath: index.path,
-				records: index.records.length,
-				rendered: renderSeed(index.records, {
-					maxChars: DEFAULT_SEED_MAX_CHARS,
-					invalid: index.invalid,
-					truncatedTail: index.truncatedTail,
-					hash: sha256Hex,
-				}),
+				index,
+				hash: sha256Hex,
 			});
 			const path = writeHandoff(dir, text, ctx.io.now());
 			written = { path, indexPath: index.path, records: index.records.length, invalid: index.invalid };

@@ -13,11 +13,10 @@
 
 import type { ViewMessage } from "../blocks.ts";
 import type { Hash } from "../digest.ts";
-import { COMPACTION_SUMMARY_MAX_CHARS, renderCompactionSummary } from "../handoff.ts";
+import { compactionSummaryOf } from "../handoff.ts";
 import type { FrozenLayer, MaskIndex } from "../layers.ts";
 import { extractSeedRecord } from "../seed/extract.ts";
 import { pickFoldMessages, toolCallsOf, withoutFolded } from "../seed/pick.ts";
-import { renderSeed } from "../seed/render.ts";
 import type { SeedRecord } from "../seed/schema.ts";
 import type { PiContent, PiEntry, PiMessage } from "../session/view.ts";
 
@@ -172,17 +171,11 @@ export class ReplayCompactor {
 				hash: this.hash,
 			}),
 		);
-		const summary = renderCompactionSummary({
-			instructions: undefined,
-			rendered: renderSeed(this.records, {
-				maxChars: COMPACTION_SUMMARY_MAX_CHARS,
-				invalid: 0,
-				truncatedTail: false,
-				hash: this.hash,
-			}),
-			records: this.records.length,
+		const summary = compactionSummaryOf(this.records, {
 			invalid: 0,
+			truncatedTail: false,
 			parentFile: this.sessionFile,
+			hash: this.hash,
 		});
 		return {
 			type: "compaction",

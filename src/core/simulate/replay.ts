@@ -16,7 +16,7 @@
  */
 import { promptOf } from "../accounting.ts";
 import { serializeMessage } from "../billing.ts";
-import { blockKey, messageTokens, type ViewMessage, type ViewUsage } from "../blocks.ts";
+import { blockKey, type ViewMessage, type ViewUsage, viewTokens } from "../blocks.ts";
 import type { Hash } from "../digest.ts";
 import { addRecord, emptyIndex, type FrozenLayer, type MaskIndex, parseFoldRecord } from "../layers.ts";
 import { type FoldPlan, planFold } from "../plan.ts";
@@ -252,11 +252,12 @@ function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number):
 	};
 	const reported = ok ? promptOf(recordedUsage) : 0;
 	if (reported > 0) {
-		// What the provider would have reported for the folded arm's request instead of the recorded one.
-		const sentRecorded = viewTokens(baseView) - frozenSavings(baseView, recorded.index);
-		const sentArm = viewTokens(armView) - p.maskedTokens;
+		// What the provider would have reported for the folded arm's request instead of the recorded one:
+		// the recorded report, moved by the difference between what each sent.
+		const contexts = armView === baseView ? 0 : viewTokens(armView) - viewTokens(baseView);
+		const masks = frozenSavings(baseView, recorded.index) - p.maskedTokens;
 		c.simulatedUsage.set(entry.id, {
-			input: Math.max(0, reported + sentArm - sentRecorded),
+			input: Math.max(0, reported + contexts + masks),
 			output: recordedUsage.output,
 			cacheRead: 0,
 			cacheWrite: 0,
@@ -302,12 +303,6 @@ function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number):
 		baseParts,
 		foldedParts,
 	};
-}
-
-function viewTokens(view: readonly ViewMessage[]): number {
-	let n = 0;
-	for (const v of view) n += messageTokens(v);
-	return n;
 }
 
 /** The request serialized per message, with the plan's substitutions when given. */

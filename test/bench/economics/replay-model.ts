@@ -8,9 +8,9 @@
  * Recorded aborts are replayed as real aborts: the request is held open and the driver is asked to
  * send RPC `abort`, so Pi records an aborted message exactly as it did in the original run.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { commonPrefixLength, stableStringify } from "../../e2e/harness/cache-model.ts";
+import { listenLocal, readBody, wireUsage } from "../../e2e/harness/local-server.ts";
 import {
 	type ChatMessage,
 	type ChatRequestBody,
@@ -159,28 +159,14 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
 		writeStream(res, body.model, reply, billed.usage);
 	};
 
-	const server = createServer((req, res) => {
-		handle(req, res).catch((error) => {
-			problems.push(`handler failed: ${String(error)}`);
-			if (!res.headersSent) res.writeHead(500);
-			res.end();
-		});
-	});
-	await new Promise<void>((resolve, reject) => {
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => resolve());
-	});
-	const port = (server.address() as AddressInfo).port;
+	const server = await listenLocal(handle, problems);
+	const port = server.port;
 	return {
 		url: `http://127.0.0.1:${port}/v1`,
 		records,
 		problems,
 		served: () => next,
-		close: () =>
-			new Promise<void>((resolve) => {
-				server.close(() => resolve());
-				server.closeAllConnections();
-			}),
+		close: server.close,
 	};
 }
 
@@ -199,26 +185,6 @@ function checkExpect(messages: ChatMessage[], expect: Expect | undefined): strin
 	const text = messageText(last).trim();
 	if (last.role === "user" && (text === expect.text.trim() || text.includes(expect.text.trim()))) return "";
 	return `expected user "${expect.text.slice(0, 60)}", got ${last.role} "${text.slice(0, 60)}"`;
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		req.on("data", (c: Buffer) => chunks.push(c));
-		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-		req.on("error", reject);
-	});
-}
-
-/** OpenAI's usage shape: prompt_tokens includes cached and written tokens, which Pi subtracts back out. */
-function wireUsage(u: { input: number; output: number; cacheRead: number; cacheWrite: number }) {
-	const prompt = u.input + u.cacheRead + u.cacheWrite;
-	return {
-		prompt_tokens: prompt,
-		completion_tokens: u.output,
-		total_tokens: prompt + u.output,
-		prompt_tokens_details: { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite },
-	};
 }
 
 /** One delta per part: Pi relays every delta over RPC with the whole partial message, so fewer is faster. */

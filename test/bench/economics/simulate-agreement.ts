@@ -5,7 +5,6 @@
  * recording as it happened; its folded arm re-decides Pi's compaction on the folded context. They are
  * compared with the harness's `native` and `cf-default` arms.
  */
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { billingModel } from "../../../src/core/billing.ts";
 import { branchPath, parseSessionText } from "../../../src/core/session/entries.ts";
@@ -13,6 +12,8 @@ import type { PiEntry } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { replaySession } from "../../../src/core/simulate/replay.ts";
 import { billReplay } from "../../../src/core/simulate/summary.ts";
+import { sha256Hex } from "../../../src/store/originals.ts";
+import { parseIsoTime } from "../../../src/store/session-file.ts";
 import { WINDOW } from "./arms.ts";
 import type { Trace } from "./trace-read.ts";
 
@@ -31,8 +32,6 @@ export interface SimulateAgreement {
 	ms: number;
 }
 
-const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
-
 /**
  * `overhead` is the system prompt and tools in the harness's own units (chars/4 of what Pi sent),
  * given to simulate as `--overhead` would be: by default simulate measures it from the recording's
@@ -48,8 +47,8 @@ export function simulateTrace(t: Trace, overhead: number | undefined): SimulateA
 		entries,
 		settings: DEFAULT_SETTINGS,
 		windowFor: () => WINDOW,
-		hash: sha256,
-		parseTime: (iso) => Date.parse(iso),
+		hash: sha256Hex,
+		parseTime: parseIsoTime,
 		sessionFile: t.path,
 	});
 	const sim = billReplay(replay, billingModel("anthropic", "5m"), overhead);

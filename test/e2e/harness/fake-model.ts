@@ -1,7 +1,7 @@
 // A fake OpenAI chat-completions server on 127.0.0.1, so real Pi runs its real provider code offline.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { type CacheModel, computeUsage, serializePrompt, type UsageHook } from "./cache-model.ts";
+import { listenLocal, readBody, wireUsage } from "./local-server.ts";
 import { DEFAULT_SUMMARY, type Reply, type Script, text, type Usage } from "./replies.ts";
 import { type ChatRequestBody, classifySummary, type RecordedRequest, systemPromptOf } from "./requests.ts";
 
@@ -36,15 +36,6 @@ export interface FakeModel {
 
 const defaultScript: Script = (req) => (req.isSummaryRequest ? text(DEFAULT_SUMMARY) : text("ok"));
 
-function readBody(req: IncomingMessage): Promise<string> {
-	return new Promise((resolve, reject) => {
-		const chunks: Buffer[] = [];
-		req.on("data", (c: Buffer) => chunks.push(c));
-		req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-		req.on("error", reject);
-	});
-}
-
 function outputChars(reply: Reply): number {
 	if (reply.kind === "text") return reply.text.length + (reply.reasoning?.length ?? 0);
 	if (reply.kind === "toolCalls")
@@ -58,17 +49,6 @@ function outputChars(reply: Reply): number {
 
 function argsJson(args: unknown): string {
 	return typeof args === "string" ? args : JSON.stringify(args ?? {});
-}
-
-/** OpenAI's usage shape; prompt_tokens includes cached and written tokens, which Pi subtracts back out. */
-function wireUsage(u: Usage) {
-	const prompt = u.input + u.cacheRead + u.cacheWrite;
-	return {
-		prompt_tokens: prompt,
-		completion_tokens: u.output,
-		total_tokens: prompt + u.output,
-		prompt_tokens_details: { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite },
-	};
 }
 
 function splitText(s: string, size: number): string[] {
@@ -217,18 +197,8 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 		else writeJson(res, body.model, reply, sent);
 	};
 
-	const server = createServer((req, res) => {
-		handle(req, res).catch((error) => {
-			problems.push(`handler failed: ${String(error)}`);
-			if (!res.headersSent) res.writeHead(500);
-			res.end();
-		});
-	});
-	await new Promise<void>((resolve, reject) => {
-		server.once("error", reject);
-		server.listen(0, "127.0.0.1", () => resolve());
-	});
-	const port = (server.address() as AddressInfo).port;
+	const server = await listenLocal(handle, problems);
+	const port = server.port;
 
 	return {
 		url: `http://127.0.0.1:${port}/v1`,
@@ -261,12 +231,6 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 				waiters.add(check);
 			});
 		},
-		close() {
-			return new Promise((resolve) => {
-				server.close(() => resolve());
-				// Pi keeps connections alive; drop them so close() does not wait for their idle timeout.
-				server.closeAllConnections();
-			});
-		},
+		close: server.close,
 	};
 }
