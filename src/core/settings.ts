@@ -3,6 +3,7 @@
  * Precedence per knob: built-in default < saved settings file < environment variable.
  * Values in, values out: reading the environment and the file is the adapter's job.
  */
+import { isRecord } from "./values.ts";
 
 /**
  * 0.30, not the 0.45 the product description started from: in the economics benchmark (three real
@@ -360,10 +361,6 @@ function isOff(raw: unknown): boolean {
 	if (typeof raw !== "string") return false;
 	const s = raw.trim().toLowerCase();
 	return s === "0" || s === "off";
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-	return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function safeString(v: unknown): string {

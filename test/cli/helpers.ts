@@ -20,7 +20,7 @@ import { parseSessionText } from "../../src/core/session/entries.ts";
 import type { PiEntry } from "../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { replaySession } from "../../src/core/simulate/replay.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { defaultSessionDir } from "../../src/store/paths.ts";
 import { parseIsoTime } from "../../src/store/session-file.ts";
 
@@ -133,7 +133,7 @@ export function withFoldRecords(source: string, dest: string): { layers: number;
 		entries: parsed.entries,
 		settings: DEFAULT_SETTINGS,
 		windowFor: () => 200_000,
-		hash: sha256Hex,
+		hash: sha256,
 		parseTime: parseIsoTime,
 		// The written file keeps the trace's compactions, so its folds are planned against those.
 		compaction: "recorded",

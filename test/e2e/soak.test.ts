@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { deriveCode, renderDigest, utf8Length } from "../../src/core/digest.ts";
 import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock } from "../../src/core/layers.ts";
 import { splitLines } from "../../src/core/lexicon.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { bigOutputCommand, dynamicSequence, ensureBundle, lastToolText } from "./cf.ts";
 import {
 	bash,
@@ -227,7 +227,7 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 					},
 				});
 				bytes += body.length;
-				const code = deriveCode(sha256Hex, id, 0, taken);
+				const code = deriveCode(sha256, id, 0, taken);
 				taken.add(code);
 				const d = renderDigest({ code, kind: "toolResult", toolName: "bash", callSummary: `build ${i}`, text: body });
 				blocks.push({
@@ -237,7 +237,7 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 					kind: "toolResult",
 					toolName: "bash",
 					toolCallId: `call_${i}`,
-					sha256: sha256Hex(body),
+					sha256: sha256(body),
 					chars: body.length,
 					bytes: utf8Length(body),
 					lines: splitLines(body).length,

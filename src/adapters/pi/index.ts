@@ -7,20 +7,21 @@ import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
+import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
+import type { PiEntry, PiMessage } from "../../core/session/view.ts";
 import { isDisabled } from "../../core/settings.ts";
 import { formatTokens } from "../../core/tokens.ts";
+import { sha256 } from "../../store/hash.ts";
+import { agentDir } from "../../store/paths.ts";
 import { registerAdvisories } from "./advisories.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
-import { sha256 } from "./hash.ts";
 import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
-import { agentDir } from "./paths.ts";
 import { Runtime } from "./runtime.ts";
 import { registerSeed, SeedWriter } from "./seed.ts";
-import { type BranchSource, BranchState, CUSTOM_TYPE } from "./state.ts";
+import { type BranchSource, LiveBranch } from "./state.ts";
 import { isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
-import type { PiEntry, PiMessage } from "./view.ts";
 
 export default function contextFold(pi: ExtensionAPI): void {
 	const env = process.env;
@@ -70,11 +71,11 @@ export default function contextFold(pi: ExtensionAPI): void {
 		} catch {
 			// The check only reports; recall and folding re-check on their own.
 		}
-		if (rt.state.badUsage > 0) {
+		if (rt.state.branch.badUsage > 0) {
 			rt.notices.once(
 				ctx,
 				"usage",
-				`the provider reported unusable token usage (${rt.state.badUsageKind}) on a response; context-fold ignores such reports and sizes the context by its own estimate instead. Folding goes on.`,
+				`the provider reported unusable token usage (${rt.state.branch.badUsageKind}) on a response; context-fold ignores such reports and sizes the context by its own estimate instead. Folding goes on.`,
 				"warning",
 			);
 		}
@@ -96,11 +97,8 @@ export default function contextFold(pi: ExtensionAPI): void {
 		},
 		recallTokens: () => rt.settings.recallTokens,
 		commitUnfold: (record) => {
-			pi.appendEntry(CUSTOM_TYPE, record);
+			pi.appendEntry(FOLD_ENTRY_TYPE, record);
 			rt.state.commit(record);
-		},
-		onRecall: (codes) => {
-			for (const c of codes) rt.recallCounts.set(c, (rt.recallCounts.get(c) ?? 0) + 1);
 		},
 	});
 
@@ -113,11 +111,11 @@ export default function contextFold(pi: ExtensionAPI): void {
 		// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
 		for (const w of rt.resolved.warnings)
 			rt.notices.once(ctx, `settings:${w.name}:${w.value}`, redactSecrets(w.message, sha256), "warning");
-		if (rt.sync(ctx) && rt.state.invalidRecords > 0) {
+		if (rt.sync(ctx) && rt.state.branch.invalidRecords > 0) {
 			rt.notices.once(
 				ctx,
 				"invalid-records",
-				`${rt.state.invalidRecords} fold record(s) in this session could not be read and were ignored; the session file was not changed.`,
+				`${rt.state.branch.invalidRecords} fold record(s) in this session could not be read and were ignored; the session file was not changed.`,
 				"warning",
 			);
 		}
@@ -131,7 +129,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 
 	pi.on("session_tree", (_event, ctx) => {
 		// A new branch: state is rebuilt from the entries on it at the next request.
-		rt.state = new BranchState();
+		rt.state = new LiveBranch();
 		rt.showFooter(ctx);
 	});
 
@@ -151,16 +149,13 @@ export default function contextFold(pi: ExtensionAPI): void {
 				session: ctx.sessionManager as unknown as BranchSource,
 				contextWindow: () => ctx.model?.contextWindow,
 				modelApi: () => ctx.model?.api,
-				persist: (layer: FrozenLayer) => pi.appendEntry(CUSTOM_TYPE, layer),
+				persist: (layer: FrozenLayer) => pi.appendEntry(FOLD_ENTRY_TYPE, layer),
 				fault,
 				dumpPath,
 				memory: rt.memory,
 				inLedger: (entryId) => rt.ledgerHas(ctx, entryId, rt.requests),
 				onCommit: (layer, view) => {
-					const layers = state.index.layers;
-					const since =
-						layers.length >= 2 ? (layers[layers.length - 2]?.lastResponseAt ?? 0) : Number.NEGATIVE_INFINITY;
-					seeds.onFold(ctx, layer, since, view, event.messages as unknown as PiMessage[]);
+					seeds.onFold(ctx, layer, state.index.layers.at(-2), view, event.messages as unknown as PiMessage[]);
 				},
 			});
 			rt.lastOutcome = outcome;

@@ -7,14 +7,14 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import { DEFAULT_SETTINGS, describeValue, idleMinutesFor, KNOBS, type KnobSpec } from "../../core/settings.ts";
+import { sha256 } from "../../store/hash.ts";
+import { settingsFile } from "../../store/paths.ts";
 import {
 	type FieldEdit,
 	patchSettingsFile,
 	readSettingsFile,
 	type SettingsFileRead,
 } from "../../store/settings-file.ts";
-import { sha256 } from "./hash.ts";
-import { settingsFile } from "./paths.ts";
 import type { Runtime } from "./runtime.ts";
 
 export const MENU_TITLE = "context-fold";

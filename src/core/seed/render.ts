@@ -6,8 +6,9 @@
  */
 import type { Hash } from "../digest.ts";
 import { groupDigits } from "../tokens.ts";
+import { clipTo } from "../values.ts";
 import { containsSecret, redactSecrets } from "./redact.ts";
-import { clipTo, FILE_OPS, type FileOp, type SeedField, type SeedRecord, validateSeedRecord } from "./schema.ts";
+import { FILE_OPS, type FileOp, type SeedField, type SeedRecord, validateSeedRecord } from "./schema.ts";
 
 /** Default size bound: about 4k tokens at the core's 4 characters per token. */
 export const DEFAULT_SEED_MAX_CHARS = 16_000;

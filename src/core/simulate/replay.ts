@@ -16,16 +16,17 @@
  */
 import { promptOf } from "../accounting.ts";
 import { serializeMessage } from "../billing.ts";
-import { blockKey, type ViewMessage, type ViewUsage, viewTokens } from "../blocks.ts";
+import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
 import type { Hash } from "../digest.ts";
 import { addRecord, emptyIndex, type FrozenLayer, type MaskIndex, parseFoldRecord } from "../layers.ts";
-import { type FoldPlan, planFold } from "../plan.ts";
+import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
+import { BranchReplay, FOLD_ENTRY_TYPE } from "../session/branch-state.ts";
 import type { ParseTime } from "../session/entries.ts";
-import { BranchReplay, FOLD_ENTRY_TYPE } from "../session/replay.ts";
 import { buildView, messageKey, type PiEntry, type PiMessage, ViewCache } from "../session/view.ts";
 import type { Settings } from "../settings.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
-import { estimateTokens } from "../tokens.ts";
+import type { Usage } from "../tokens.ts";
+import { nonNegativeOr0 } from "../values.ts";
 import { PI_COMPACTION_DEFAULTS, type PiCompactionSettings, ReplayCompactor } from "./compaction.ts";
 
 export interface ReplayInput {
@@ -175,7 +176,7 @@ interface ReplayState {
 	compactor: ReplayCompactor | null;
 	index: MaskIndex;
 	/** Usage the folded arm's responses would have reported, by entry id. */
-	simulatedUsage: Map<string, ViewUsage>;
+	simulatedUsage: Map<string, Usage>;
 	views: { recorded: ViewCache; arm: ViewCache | null };
 	parts: SerializationCache;
 	compactionSeen: PiEntry | null;
@@ -239,23 +240,25 @@ function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number):
 	}
 	if (p.layer !== null) {
 		addRecord(index, p.layer);
-		c.compactor?.onFold(p.layer, at ?? arm.lastResponseAt, armView, arm.context.messages);
+		c.compactor?.onFold(p.layer, index.layers.at(-2), at ?? arm.lastResponseAt, armView, arm.context.messages);
 	}
 
-	const ok = m.stopReason !== "error" && m.stopReason !== "aborted";
+	const ok = isSuccessfulResponse(m);
 	const usage = m.usage ?? {};
 	const recordedUsage = {
-		input: num(usage.input),
-		output: num(usage.output),
-		cacheRead: num(usage.cacheRead),
-		cacheWrite: num(usage.cacheWrite),
+		input: nonNegativeOr0(usage.input),
+		output: nonNegativeOr0(usage.output),
+		cacheRead: nonNegativeOr0(usage.cacheRead),
+		cacheWrite: nonNegativeOr0(usage.cacheWrite),
 	};
 	const reported = ok ? promptOf(recordedUsage) : 0;
 	if (reported > 0) {
 		// What the provider would have reported for the folded arm's request instead of the recorded one:
 		// the recorded report, moved by the difference between what each sent.
 		const contexts = armView === baseView ? 0 : viewTokens(armView) - viewTokens(baseView);
-		const masks = frozenSavings(baseView, recorded.index) - p.maskedTokens;
+		const recordedMasks =
+			recorded.index.byKey.size === 0 ? 0 : applyFrozenLayers(baseView, recorded.index, "unsigned-only").maskedTokens;
+		const masks = recordedMasks - p.maskedTokens;
 		c.simulatedUsage.set(entry.id, {
 			input: Math.max(0, reported + contexts + masks),
 			output: recordedUsage.output,
@@ -348,34 +351,9 @@ function serializeView(
 	return parts;
 }
 
-/** Tokens the masks of `index` take out of this view: the same arithmetic planFold applies to frozen layers. */
-export function frozenSavings(view: readonly ViewMessage[], index: MaskIndex): number {
-	if (index.byKey.size === 0) return 0;
-	let saved = 0;
-	for (const m of view) {
-		if (m.entryId === null) continue;
-		for (let j = 0; j < m.blocks.length; j++) {
-			const b = m.blocks[j];
-			if (b === undefined || (b.kind !== "text" && b.kind !== "thinking")) continue;
-			const masked = index.byKey.get(blockKey(m.entryId, j));
-			if (masked === undefined || masked.chars !== b.text.length) continue;
-			const fits =
-				masked.kind === "toolResult"
-					? m.role === "toolResult" && b.kind === "text"
-					: m.role === "assistant" && b.kind === "thinking";
-			if (fits) saved += Math.max(0, masked.tokens - estimateTokens(masked.digest.length));
-		}
-	}
-	return saved;
-}
-
 interface SerializationCache {
 	base: WeakMap<ViewMessage, string>;
 	/** Per view, its serializations with substitutions, by which blocks were replaced with what. */
 	folded: WeakMap<ViewMessage, Map<string, string>>;
 	keys: WeakMap<PiMessage, string>;
-}
-
-function num(v: unknown): number {
-	return typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0;
 }
