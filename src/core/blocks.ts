@@ -80,7 +80,6 @@ export function blockKey(entryId: string, blockIndex: number): string {
 	return `${entryId}:${blockIndex}`;
 }
 
-/** Whether a block is of a maskable kind at all (position and freshness are checked elsewhere). */
 /**
  * How thinking may be folded for the provider the request goes to. Providers reject or ignore a
  * signed block whose text changed, each in its own way (see docs/pi-api-surface.md):
@@ -92,6 +91,7 @@ export function blockKey(entryId: string, blockIndex: number): string {
  */
 export type ThinkingPolicy = "drop-signature" | "keep-signature" | "unsigned-only" | "skip";
 
+/** Whether a block is of a maskable kind at all (position and freshness are checked elsewhere). */
 export function isMaskableKind(
 	message: ViewMessage,
 	block: ViewBlock,
