@@ -12,14 +12,15 @@ import { join } from "node:path";
 const NOBODY = 65534;
 
 export function asUnprivileged<T>(body: () => T): T {
-	if (process.geteuid?.() !== 0) return body();
-	process.setegid(NOBODY);
-	process.seteuid(NOBODY);
+	const { seteuid, setegid } = process;
+	if (process.geteuid?.() !== 0 || seteuid === undefined || setegid === undefined) return body();
+	setegid(NOBODY);
+	seteuid(NOBODY);
 	try {
 		return body();
 	} finally {
-		process.seteuid(0);
-		process.setegid(0);
+		seteuid(0);
+		setegid(0);
 	}
 }
 

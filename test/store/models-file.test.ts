@@ -1,22 +1,18 @@
 // <agentDir>/models.json: the context window and prices of the custom models it declares. A missing
 // file or a shape that is not Pi's says nothing; a file that exists but cannot be read or parsed is
 // reported (and then says nothing); unusable numbers are left out (windows) or count as 0 (prices).
-import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readModelsFile } from "../../src/store/models-file.ts";
-import { asUnprivileged, openToOthers, removeTree } from "../helpers/unprivileged.ts";
+import { tempDirs } from "../helpers/temp-dirs.ts";
+import { asUnprivileged, openToOthers } from "../helpers/unprivileged.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-	for (const d of dirs.splice(0)) removeTree(d);
-});
+const tempDir = tempDirs("cf-models-");
 
 /** A private agent dir; `write` puts models.json there (text as given, anything else as JSON). */
 function agent() {
-	const root = mkdtempSync(join(tmpdir(), "cf-models-"));
-	dirs.push(root);
+	const root = tempDir();
 	const dir = join(root, "agent");
 	mkdirSync(dir);
 	const path = join(dir, "models.json");

@@ -1,18 +1,8 @@
 // The seed index and handoff seeds on disk: user-only files in a user-only directory, appended and
 // read back exactly, bad lines counted, and every failure (a file where the directory should be, a
 // directory where the file should be, permission denied) a SeedIndexError naming the path and code.
-import { afterEach, describe, expect, test } from "bun:test";
-import {
-	chmodSync,
-	existsSync,
-	mkdirSync,
-	mkdtempSync,
-	readdirSync,
-	readFileSync,
-	statSync,
-	writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { emptyOmitted, type SeedRecord, serializeSeedRecord } from "../../src/core/seed/schema.ts";
 import {
@@ -24,17 +14,10 @@ import {
 	seedIndexPath,
 	writeHandoff,
 } from "../../src/store/seed-index.ts";
-import { asUnprivileged, openToOthers, removeTree } from "../helpers/unprivileged.ts";
+import { tempDirs } from "../helpers/temp-dirs.ts";
+import { asUnprivileged, openToOthers } from "../helpers/unprivileged.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-	for (const d of dirs.splice(0)) removeTree(d);
-});
-function tempDir(): string {
-	const d = mkdtempSync(join(tmpdir(), "cf-seed-index-"));
-	dirs.push(d);
-	return d;
-}
+const tempDir = tempDirs("cf-seed-index-");
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const AT = Date.parse("2026-11-29T14:30:05.250Z");

@@ -1,9 +1,9 @@
 // Finding Pi's sessions on disk: where they are (flag, environment, settings.json, Pi's layout), the
 // header facts of one file, the listing newest first, `pi -c`'s choice and a session argument; every
 // unreadable, missing, malformed or misplaced file is left out, never an error.
-import { afterEach, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, utimesSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { defaultSessionDir } from "../../src/store/paths.ts";
 import {
@@ -15,17 +15,14 @@ import {
 	sessionInfo,
 	sessionPlaces,
 } from "../../src/store/sessions.ts";
-import { asUnprivileged, openToOthers, removeTree } from "../helpers/unprivileged.ts";
+import { tempDirs } from "../helpers/temp-dirs.ts";
+import { asUnprivileged, openToOthers } from "../helpers/unprivileged.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-	for (const d of dirs.splice(0)) removeTree(d);
-});
+const tempDir = tempDirs("cf-sessions-");
 
 /** A private temp dir holding an agent dir; `env` points Pi (and us) at it. */
 function sandbox() {
-	const root = mkdtempSync(join(tmpdir(), "cf-sessions-"));
-	dirs.push(root);
+	const root = tempDir();
 	const agent = join(root, "agent");
 	mkdirSync(agent);
 	return { root, agent, env: { PI_CODING_AGENT_DIR: agent } as NodeJS.ProcessEnv };
