@@ -122,7 +122,10 @@ function extraText(m: PiMessage): string {
 	return parts.join("\n");
 }
 
-/** Build the core view of an outgoing message list. */
+/**
+ * What buildView checks each message's blocks against (the session entry, and what was verified
+ * before) and the digest facts it fills in.
+ */
 export interface ForeignCheck {
 	raw(entryId: string): PiMessage | undefined;
 	/** Length of a block's text last verified equal to the session's, by block key. */
@@ -195,6 +198,7 @@ function sameShape(view: ViewMessage, m: PiMessage): boolean {
 	return true;
 }
 
+/** Build the core view of an outgoing message list. */
 export function buildView(
 	messages: readonly PiMessage[],
 	lookup: (m: PiMessage) => string | null,

@@ -1,18 +1,21 @@
-// The CLI's replay runs the extension's planFold: reproducible layers, deterministic and fast.
+// The replay runs the extension's planFold over a recorded branch: a session recorded with
+// context-fold replays to its own layers, v1 and v3 of a trace agree, and the ladder fires as
+// documented, deterministically and fast.
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { billingModel } from "../../src/core/billing.ts";
-import { branchPath, parseSessionText } from "../../src/core/session/entries.ts";
-import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
-import { replaySession } from "../../src/core/simulate/replay.ts";
-import { billReplay } from "../../src/core/simulate/summary.ts";
-import { sha256 } from "../../src/store/hash.ts";
-import { parseIsoTime } from "../../src/store/session-file.ts";
-import { agentDir, HAVE_TRACES, TRACE, withFoldRecords } from "./helpers.ts";
+import { billingModel } from "../../../src/core/billing.ts";
+import { branchPath, parseSessionText } from "../../../src/core/session/entries.ts";
+import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
+import { replaySession } from "../../../src/core/simulate/replay.ts";
+import { billReplay } from "../../../src/core/simulate/summary.ts";
+import { sha256 } from "../../../src/store/hash.ts";
+import { parseIsoTime } from "../../../src/store/session-file.ts";
+import { HAVE_TRACES, TRACE, withFoldRecords } from "../../helpers/traces.ts";
 
-const sandbox = agentDir();
-afterAll(() => sandbox.cleanup());
+const root = mkdtempSync(join(tmpdir(), "cf-replay-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function branchOf(path: string) {
 	return branchPath(parseSessionText(readFileSync(path, "utf8")).entries);
@@ -30,7 +33,7 @@ function replayOf(path: string) {
 
 describe("replay", () => {
 	test.skipIf(!HAVE_TRACES)("a session recorded with context-fold replays to the very same layers", () => {
-		const path = join(sandbox.root, "recorded.jsonl");
+		const path = join(root, "recorded.jsonl");
 		const written = withFoldRecords(TRACE.compactV3, path);
 		const replay = replayOf(path);
 		expect(written.layers).toBeGreaterThan(1);
