@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, readFileSync } from "node:fs";
 import { build } from "esbuild";
 
-const external = ["@earendil-works/*", "@mariozechner/*", "typebox", "typebox/*"];
+const external = ["@earendil-works/*", "typebox", "typebox/*"];
 const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
 /** The CLI reads this global (src/cli/version.ts); undefined when running from source. */
 export const VERSION_DEFINE = { CONTEXT_FOLD_VERSION: JSON.stringify(pkg.version) };

@@ -71,13 +71,6 @@ export function emptyIndex(): MaskIndex {
 	return { byKey: new Map(), byCode: new Map(), pinned: new Set(), layers: [], unfolded: new Set() };
 }
 
-/** Build the index from records in branch order. Later records never override earlier masks. */
-export function indexRecords(records: readonly FoldRecord[]): MaskIndex {
-	const index = emptyIndex();
-	for (const record of records) addRecord(index, record);
-	return index;
-}
-
 /** Add one record to an index in place (used when a fold event or unfold commits). */
 export function addRecord(index: MaskIndex, record: FoldRecord): void {
 	if (record.type === "layer") {

@@ -59,7 +59,7 @@ export function renderSeed(records: readonly SeedRecord[], options: RenderSeedOp
 	};
 	const merged = SECTIONS.map((s) => mergeField(s.field, order, safe, compactionNumber));
 	const capped = SECTIONS.map((s) => records.reduce((n, r) => n + r.omitted[s.field], 0));
-	const worstFooter = renderFooter(
+	const worstFooter = renderOmissions(
 		merged.map((m) => m.length),
 		capped,
 		records.length,
@@ -97,7 +97,7 @@ export function renderSeed(records: readonly SeedRecord[], options: RenderSeedOp
 		for (const item of items) recordsShown.add(item.record);
 		if (items.length > 0) body += renderSection(section.title, items, section.inline === true);
 	});
-	const footer = renderFooter(
+	const footer = renderOmissions(
 		merged.map((m, s) => m.length - (shown[s] as number)),
 		capped,
 		records.length - recordsShown.size,
@@ -133,7 +133,7 @@ function renderHeader(records: readonly SeedRecord[], options: RenderSeedOptions
 	return `${lines.join("\n")}\n`;
 }
 
-function renderFooter(notShown: number[], capped: number[], recordsHidden: number, withheld: number): string {
+function renderOmissions(notShown: number[], capped: number[], recordsHidden: number, withheld: number): string {
 	const part = (counts: number[]) =>
 		SECTIONS.flatMap((s, i) => ((counts[i] ?? 0) > 0 ? [plural(counts[i] ?? 0, s.label)] : [])).join(", ");
 	const lines: string[] = [];
