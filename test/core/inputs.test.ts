@@ -16,6 +16,7 @@ import {
 	foldCallInputs,
 	INPUT_MIN_CHARS,
 	INPUT_RISK_LINE_CAP,
+	markerCodesIn,
 	parsePath,
 	pathKey,
 	renderInputDigest,
@@ -265,5 +266,27 @@ describe("the input digest", () => {
 		expect(parsePath(["a", 1.5])).toBeNull();
 		expect(parsePath([{}])).toBeNull();
 		expect(parsePath("edits")).toBeNull();
+	});
+});
+
+describe("fold markers in arguments", () => {
+	test("found in any string, deep, lowercased, each once, in order", () => {
+		expect(
+			markerCodesIn({
+				a: "x {#A1B2C3 FOLDED} y {#d4e5f6 FOLDED}",
+				b: [{ c: "{#a1b2c3 FOLDED}" }, 5, null],
+				edits: JSON.stringify([{ oldText: "{#0123456789 FOLDED} z" }]),
+			}),
+		).toEqual(["a1b2c3", "d4e5f6", "0123456789"]);
+	});
+	test("near misses are not markers", () => {
+		expect(markerCodesIn({ a: "{#a1b2c FOLDED} {a1b2c3 FOLDED} {#a1b2c3 folded} {#a1b2c3}", b: 1 })).toEqual([]);
+		expect(markerCodesIn("{#abcdef FOLDED}")).toEqual(["abcdef"]);
+		expect(markerCodesIn(undefined)).toEqual([]);
+	});
+	test("a deeply nested value does not overflow the stack", () => {
+		let deep: unknown = "{#abcdef FOLDED}";
+		for (let i = 0; i < 100_000; i++) deep = [deep];
+		expect(markerCodesIn(deep)).toEqual([]);
 	});
 });

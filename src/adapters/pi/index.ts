@@ -13,6 +13,7 @@ import { registerAdvisories } from "./advisories.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
 import { sha256 } from "./hash.ts";
+import { registerMarkerGuard } from "./marker-guard.ts";
 import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
 import { agentDir } from "./paths.ts";
@@ -199,6 +200,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	});
 
 	registerMenu(pi, rt);
+	registerMarkerGuard(pi, rt);
 }
 
 /** Another extension registering our tool names would shadow one of us; say so, naming both. */
