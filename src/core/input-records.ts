@@ -9,24 +9,17 @@
  *   ignores every input block of a newer `inputs.v` than its own.
  */
 import { type ArgPath, INPUT_FORMAT_VERSION, parsePath } from "./inputs.ts";
+import type { MaskedBlock } from "./layers.ts";
 
-export interface MaskedInput {
-	code: string;
-	entryId: string;
-	/** Content index of the tool call inside the assistant message. */
-	blockIndex: number;
-	/** Where the value sits in the call's arguments (see ArgPath). */
+/** One folded input value: a masked block's identity and extent, plus where in the arguments it sits. */
+export interface MaskedInput
+	extends Pick<
+		MaskedBlock,
+		"code" | "entryId" | "blockIndex" | "toolCallId" | "sha256" | "chars" | "bytes" | "lines" | "tokens" | "digest"
+	> {
+	/** Where the value sits in the call's arguments (see ArgPath); `blockIndex` is the call's content index. */
 	path: ArgPath;
 	toolName: string;
-	toolCallId?: string;
-	/** sha256 (hex) of the value's exact text, as UTF-8. */
-	sha256: string;
-	chars: number;
-	bytes: number;
-	lines: number;
-	tokens: number;
-	/** The exact digest string that replaces the value. */
-	digest: string;
 }
 
 export interface LayerInputs {

@@ -77,31 +77,30 @@ function codesOf(s: Scenario): Set<string> {
 	return codes;
 }
 
+/** A scenario whose fake folds first (small window), then answers with `steps`. */
+function guardScenario(steps: Parameters<typeof afterFold>[0]): Promise<Scenario> {
+	return scenario({
+		fake: { script: afterFold(steps) },
+		model: { contextWindow: 40_000 },
+		compaction: { enabled: false },
+	});
+}
+
 forEachPiVersion((version) => {
 	describe(`pi ${version}: marker guard`, () => {
 		test(
 			"a write carrying a digest of this session is blocked with the reason; a foreign marker passes; recall takes a marker",
 			async () => {
 				let code = "";
-				const s = await scenario({
-					fake: {
-						script: afterFold([
-							(seen) => {
-								code = seen.code;
-								return toolCall("write", { path: "copy.txt", content: seen.digest }, "call_copy");
-							},
-							() =>
-								toolCall(
-									"write",
-									{ path: "other.txt", content: `{#${FOREIGN_CODE} FOLDED} not ours\n` },
-									"call_foreign",
-								),
-							(seen) => toolCall("recall_folded", { code: `{#${seen.code} FOLDED}`, lines: "1-2" }, "call_recall"),
-						]),
+				const s = await guardScenario([
+					(seen) => {
+						code = seen.code;
+						return toolCall("write", { path: "copy.txt", content: seen.digest }, "call_copy");
 					},
-					model: { contextWindow: 40_000 },
-					compaction: { enabled: false },
-				});
+					() =>
+						toolCall("write", { path: "other.txt", content: `{#${FOREIGN_CODE} FOLDED} not ours\n` }, "call_foreign"),
+					(seen) => toolCall("recall_folded", { code: `{#${seen.code} FOLDED}`, lines: "1-2" }, "call_recall"),
+				]);
 				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "build", extensions: [bundle] }));
 				expect(code).toMatch(/^[0-9a-f]{6,}$/);
 
@@ -129,25 +128,19 @@ forEachPiVersion((version) => {
 				"a nested write (another tool's ctx.executeTool) carrying a digest is blocked too",
 				async () => {
 					let code = "";
-					const s = await scenario({
-						fake: {
-							script: afterFold([
-								(seen) => {
-									code = seen.code;
-									const contentB64 = Buffer.from(seen.digest, "utf8").toString("base64");
-									return toolCall("nested_write", { path: "nested.txt", contentB64 }, "call_nested");
-								},
-								() =>
-									toolCall(
-										"nested_write",
-										{ path: "plain.txt", contentB64: Buffer.from("plain text\n").toString("base64") },
-										"call_plain",
-									),
-							]),
+					const s = await guardScenario([
+						(seen) => {
+							code = seen.code;
+							const contentB64 = Buffer.from(seen.digest, "utf8").toString("base64");
+							return toolCall("nested_write", { path: "nested.txt", contentB64 }, "call_nested");
 						},
-						model: { contextWindow: 40_000 },
-						compaction: { enabled: false },
-					});
+						() =>
+							toolCall(
+								"nested_write",
+								{ path: "plain.txt", contentB64: Buffer.from("plain text\n").toString("base64") },
+								"call_plain",
+							),
+					]);
 					expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "build", extensions: [bundle, NESTED] }));
 					expect(toolResultEntry(s, "call_nested").text).toBe(`nested: isError=true ${renderGuardReason([code])}`);
 					expect(existsSync(join(s.sandbox.cwd, "nested.txt"))).toBe(false);
