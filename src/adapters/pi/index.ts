@@ -13,6 +13,7 @@ import { registerAdvisories } from "./advisories.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";
 import { debugSink, requestLine } from "./debug.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
+import { registerMarkerGuard } from "./marker-guard.ts";
 import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
 import { Runtime } from "./runtime.ts";
@@ -38,6 +39,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	registerSeed(rt, seeds);
 	registerContextHook(rt, seeds);
 	registerMenu(pi, rt);
+	registerMarkerGuard(pi, rt);
 }
 
 /** Loaded twice (installed plus -e): exactly one instance acts; this one only explains. */

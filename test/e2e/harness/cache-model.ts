@@ -28,8 +28,8 @@ export type CacheModel = PrefixCacheModel | NoCacheModel;
  * Lets a test rewrite the computed usage of one request, e.g. to pretend the whole old prefix was
  * cached. Returning null sends no usage at all, like a provider that never reports it.
  */
-export type UsageHook = (ctx: {
-	req: RecordedRequest;
+export type UsageHook<R = RecordedRequest> = (ctx: {
+	req: R;
 	computed: Usage;
 	/** Serialized prompt of this request, and of the requests before it, for custom cache maths. */
 	serialized: string;
