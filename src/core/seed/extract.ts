@@ -11,17 +11,15 @@ import type { MaskedBlock } from "../layers.ts";
 import { findRiskLines } from "../lexicon.ts";
 import { clipTo } from "../values.ts";
 import { parseCallBlocks, readCall, type SeedToolCall } from "./calls.ts";
+import { FileTally } from "./file-tally.ts";
 import { cleanPath, findPaths, harvestTokens, numberClass, Tally } from "./harvest.ts";
 import { scanSecrets } from "./redact.ts";
 import {
 	emptyOmitted,
-	FILE_OPS,
-	type FileOp,
 	SEED_ID_MAX_CHARS,
 	SEED_INDEX_VERSION,
 	SEED_LIMITS,
 	SEED_RECORD_TYPE,
-	type SeedFile,
 	type SeedKind,
 	type SeedRecord,
 	type SeedSpan,
@@ -54,7 +52,6 @@ export interface ExtractInput {
 	markerHash?: Hash;
 }
 
-const OP_TIER: Record<FileOp, number> = { write: 0, edit: 0, read: 1, command: 2, output: 3 };
 const SKIPPED_ROLES = new Set(["compactionSummary", "branchSummary"]);
 const USER_LINES_PER_MESSAGE = 3;
 
@@ -239,30 +236,6 @@ class RecordBuilder {
 			secrets: this.secrets,
 			omitted,
 		};
-	}
-}
-
-/** Paths by strongest op (write/edit, read, command, output), then mentions, then first sighting. */
-class FileTally {
-	private readonly seen = new Map<string, { ops: Set<FileOp>; count: number; first: number }>();
-
-	add(path: string, op: FileOp): void {
-		const hit = this.seen.get(path);
-		if (hit === undefined) this.seen.set(path, { ops: new Set([op]), count: 1, first: this.seen.size });
-		else {
-			hit.ops.add(op);
-			hit.count++;
-		}
-	}
-
-	ranked(): SeedFile[] {
-		return [...this.seen.entries()]
-			.map(([path, v]) => {
-				const ops = FILE_OPS.filter((op) => v.ops.has(op));
-				return { path, ops, tier: OP_TIER[ops[0] as FileOp], count: v.count, first: v.first };
-			})
-			.sort((a, b) => a.tier - b.tier || b.count - a.count || a.first - b.first)
-			.map((f) => ({ path: f.path, ops: f.ops }));
 	}
 }
 

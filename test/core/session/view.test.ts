@@ -1,7 +1,8 @@
 // Pi messages to the core's view, and the view cache that lets a steady request reuse last request's
 // views: a cached view is reused only when it is still exactly what the message would give.
 import { describe, expect, test } from "bun:test";
-import { buildView, type PiMessage, ViewCache } from "../../../src/core/session/view.ts";
+import { buildView, type PiMessage } from "../../../src/core/session/view.ts";
+import { ViewCache } from "../../../src/core/session/view-cache.ts";
 
 const result = (text: string, extra?: string): PiMessage => ({
 	role: "toolResult",
