@@ -12,20 +12,10 @@
  * Among several candidates of one rule: the session's provider first, then entries with a price,
  * then the price most of them agree on, then the provider name (code-unit order).
  */
-import type { Prices } from "./accounting.ts";
+import type { PriceSchedule, Prices, PriceTier } from "./accounting.ts";
 import { CATALOG_SOURCES, CATALOG_TEXT } from "./model-catalog.generated.ts";
 
 export { CATALOG_SOURCES };
-
-/** Prices for requests whose input is above `above` tokens; the highest matching tier applies to the whole request. */
-export interface PriceTier extends Prices {
-	above: number;
-}
-
-/** A model's prices: the base rates, and tiers by prompt size when the provider has them. */
-export interface PriceSchedule extends Prices {
-	tiers?: readonly PriceTier[];
-}
 
 export interface CatalogEntry {
 	provider: string;
@@ -174,13 +164,6 @@ function pick(candidates: readonly CatalogEntry[], provider: string | null | und
 
 function ratesKey(p: PriceSchedule): string {
 	return JSON.stringify([p.input, p.output, p.cacheRead, p.cacheWrite, p.tiers ?? []]);
-}
-
-/** The rates that apply to a request of `promptTokens` input tokens (the highest tier it passes). */
-export function ratesAt(schedule: PriceSchedule, promptTokens: number): Prices {
-	let rates: Prices = schedule;
-	for (const t of schedule.tiers ?? []) if (promptTokens > t.above) rates = t;
-	return { input: rates.input, output: rates.output, cacheRead: rates.cacheRead, cacheWrite: rates.cacheWrite };
 }
 
 /** The catalog lists no price: a free model, or one nobody priced. */

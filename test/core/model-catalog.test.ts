@@ -12,14 +12,8 @@ import {
 	type SourceCatalog,
 	type SourceModel,
 } from "../../scripts/gen-model-catalog.ts";
-import {
-	CATALOG_SOURCES,
-	lookupModel,
-	modelCatalog,
-	parseCatalog,
-	ratesAt,
-	unpriced,
-} from "../../src/core/model-catalog.ts";
+import { ratesAt } from "../../src/core/accounting.ts";
+import { CATALOG_SOURCES, lookupModel, modelCatalog, parseCatalog, unpriced } from "../../src/core/model-catalog.ts";
 
 const installed = await loadInstalledCatalogs();
 
