@@ -2,7 +2,7 @@
  * Text and JSON renderings of a simulation: the per-request table, the summary of both arms, and a
  * stable JSON shape (schema context-fold/simulate@1) for scripts. Plain strings in, plain strings out.
  */
-import type { PriceSchedule } from "../core/accounting.ts";
+import type { PriceSchedule, Prices } from "../core/accounting.ts";
 import type { BilledRequest } from "../core/billing.ts";
 import type { CostCheck, ModelPrices } from "../core/simulate/pricing.ts";
 import type { ArmTotals, ImpossibleBaseline, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
@@ -132,7 +132,7 @@ function unreadWords(b: ArmTotals, f: ArmTotals): string {
 
 /** The baseline cannot have happened in the window it is replayed in: said in words. */
 export function impossibleWords(b: ImpossibleBaseline): string {
-	return `the baseline cannot have happened in this window: the provider reported prompts of up to ${groupDigits(b.peak)} tokens in a ${groupDigits(b.window)}-token window (${b.requests === 1 ? "1 request" : `${b.requests} requests`} over it, the first is request ${b.first + 1}) with ${b.compactions === 1 ? "1 compaction" : `${b.compactions} compactions`}. It was recorded with a larger window; "no folding" below is that recording, not Pi in this window.`;
+	return `the baseline cannot have happened in this window: the provider reported prompts of up to ${groupDigits(b.peak)} tokens in a ${groupDigits(b.window)}-token window (${plural(b.requests, "request")} over it, the first is request ${b.first + 1}) with ${plural(b.compactions, "compaction")}. It was recorded with a larger window; "no folding" below is that recording, not Pi in this window.`;
 }
 
 /** Which prices were used, one line per model (most requests first). */
@@ -165,11 +165,9 @@ function modelPriceWords(m: PricedModel): string {
 
 /** "$5/$25/$0.50/$6.25 per Mtok in/out/read/write", plus tiers. */
 export function rates(p: PriceSchedule): string {
-	const base = `${perMtok(p.input)}/${perMtok(p.output)}/${perMtok(p.cacheRead)}/${perMtok(p.cacheWrite)} per Mtok in/out/read/write`;
-	const tiers = (p.tiers ?? []).map(
-		(t) =>
-			`${perMtok(t.input)}/${perMtok(t.output)}/${perMtok(t.cacheRead)}/${perMtok(t.cacheWrite)} above ${groupDigits(t.above)} tok`,
-	);
+	const four = (r: Prices) => [r.input, r.output, r.cacheRead, r.cacheWrite].map(perMtok).join("/");
+	const tiers = (p.tiers ?? []).map((t) => `${four(t)} above ${groupDigits(t.above)} tok`);
+	const base = `${four(p)} per Mtok in/out/read/write`;
 	return tiers.length === 0 ? base : `${base} (${tiers.join("; ")})`;
 }
 

@@ -192,6 +192,16 @@ describe("simulate: each request priced as its model", () => {
 		).toBe(true);
 	});
 
+	test("a tiered model: its tiers are listed, and a request above a threshold is billed at that tier", async () => {
+		const entry = modelCatalog().entries.find((e) => e.provider === "opencode" && e.id === "claude-sonnet-4-5");
+		const tier = entry?.prices.tiers?.[0];
+		expect(tier?.above).toBe(200_000);
+		const r = await runCli(["simulate", session({ provider: "opencode", model: "claude-sonnet-4-5" })], io());
+		expect(r.stdout).toContain(
+			"\n  prices: opencode/claude-sonnet-4-5 at $3/$15/$0.30/$3.75 per Mtok in/out/read/write ($6/$22.50/$0.60/$7.50 above 200,000 tok) (pi-ai catalog)\n",
+		);
+	});
+
 	test("a model the catalog lists with no price is billed at its provider's preset, saying so", async () => {
 		const free = modelCatalog().entries.find((e) => unpriced(e.prices) && e.provider === "google");
 		expect(free).toBeDefined();
