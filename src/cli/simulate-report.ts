@@ -4,7 +4,8 @@
  */
 import type { BilledRequest } from "../core/billing.ts";
 import type { ArmTotals, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
-import { formatDollars, formatPct, groupDigits, renderTable } from "./format.ts";
+import { formatDollars } from "../core/wording.ts";
+import { formatPct, groupDigits, renderTable } from "./format.ts";
 
 export interface SimulatedSession {
 	id: string | null;

@@ -25,12 +25,13 @@ describeTraces("status", () => {
 		// Every recorded fold event counts; the compactions since took the older folded blocks out of context.
 		expect(r.stdout).toMatch(
 			new RegExp(
-				`context-fold status\\n {2}folds: ${agent.recordedLayers} event\\(s\\), \\d+ block\\(s\\) masked, ~[\\d.]+k tok out of every request\\n`,
+				`context-fold status\\n {2}folds: ${agent.recordedLayers} events, \\d+ blocks masked, ~[\\d.]+k tok out of every request\\n`,
 			),
 		);
 		expect(r.stdout).toMatch(/\n {2}cache: \d+% hit over the session, \d+% on the last response \(465 responses\)/);
 		expect(r.stdout).toContain("  fold cost: ~");
-		expect(r.stdout).toMatch(/\n {2}net: [+-]\$\d+\.\d{4} \(saved \$/);
+		// Money reads one way everywhere (formatDollars): cents from $1, four decimals below.
+		expect(r.stdout).toMatch(/\n {2}net: [+-]\$(\d+\.\d\d|0\.\d{4}) \(saved \$/);
 		// The traces are a year old against the test clock: the idle advisory speaks.
 		expect(r.stdout).toContain("advisories:\n  ⚠ cache may have expired: ~");
 	});
@@ -80,9 +81,12 @@ describeTraces("status", () => {
 		});
 		expect(j.position.pendingFold).toMatchObject({ reason: "budget" });
 		expect(j.position.pendingFold.blocks).toBeGreaterThan(0);
+		// One set of numbers: the position line names the due fold (blocks and tokens) instead of the gauge.
 		expect(j.text).toContain(
-			`next request: context-fold would fold ${j.position.pendingFold.blocks} block(s) now (budget)`,
+			`; fold due on the next request (budget): ${j.position.pendingFold.blocks} blocks, ~${Math.round(j.position.pendingFold.tokens / 1000)}k tok\n`,
 		);
+		expect(j.text).not.toContain("next fold:");
+		expect(j.text).not.toContain("next request:");
 		expect(j.cache.responses).toBe(431);
 		expect(Object.keys(j.flags)).toEqual([
 			"offWire",

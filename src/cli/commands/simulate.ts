@@ -16,7 +16,7 @@ import { type CommandContext, remark } from "../context.ts";
 import { CliError, usageError } from "../errors.ts";
 import { println } from "../io.ts";
 import { loadSession, type WindowSource } from "../session-load.ts";
-import { chooseSession, resolveSessionArg } from "../session-pick.ts";
+import { chooseSession, resolveSessionArgs } from "../session-pick.ts";
 import { renderSimulationHtml } from "../simulate-html.ts";
 import {
 	renderRequestTable,
@@ -71,7 +71,7 @@ export const simulateCommand: Command = {
 			throw usageError(`--overhead needs a whole number of tokens, got "${overheadRaw}"`, USAGE);
 		const paths =
 			args.positionals.length > 0
-				? args.positionals.map((a) => resolveSessionArg(ctx, a))
+				? await resolveSessionArgs(ctx, args.positionals)
 				: [(await chooseSession(ctx, undefined, { fallback: "pick", usage: USAGE })).path];
 		const options = { price, ttl };
 		const model = billingModel(price, ttl);
