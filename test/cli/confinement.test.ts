@@ -214,14 +214,14 @@ describe("dist/cli.js recall is confined to the session and what it recorded", (
 			expect(g.stdout).toContain("no line matches");
 			const s = cli(["recall", session, "--search", value]);
 			expect(s.code).toBe(0);
-			expect(s.stdout).toContain("no match in 3 folded block(s)");
+			expect(s.stdout).toContain("no match in 3 folded blocks");
 		}
 		for (const value of [secret, "../../etc/passwd", "1-2/../../x"]) {
 			const l = cli(["recall", session, codes.legit, "--lines", value]);
 			expect(l.code).toBe(7);
 			expect(l.stdout).toBe("");
 		}
-		expect(cli(["recall", session, "--search", "5e1c9a-never"]).stdout).toContain("no match in 3 folded block(s)");
+		expect(cli(["recall", session, "--search", "5e1c9a-never"]).stdout).toContain("no match in 3 folded blocks");
 	});
 
 	test("the session path is the user's own: one with .. in it is fine", () => {

@@ -165,7 +165,7 @@ describeTraces("recall", () => {
 		const word = (original.match(/[A-Za-z]{6,}/) ?? ["import"])[0];
 		const grep = await runCli(["recall", COMPACT_ID, code, "--grep", word], io());
 		expect(grep.code).toBe(0);
-		expect(grep.stdout).toMatch(/matching line\(s\) for/);
+		expect(grep.stdout).toMatch(/matching lines? for/);
 		const search = await runCli(["recall", COMPACT_ID, "--search", word, "--json"], io());
 		const j = JSON.parse(search.stdout);
 		expect(j.schema).toBe("context-fold/recall@1");
