@@ -6,6 +6,7 @@
 
 import { BranchReplay, FOLD_ENTRY_TYPE } from "../core/session/replay.ts";
 import type { ResolvedSettings } from "../core/settings.ts";
+import { plural } from "../core/wording.ts";
 import { type ModelFacts, readModelsFile } from "../store/models-file.ts";
 import { parseIsoTime, readSessionFile, type SessionFile, SessionFileError } from "../store/session-file.ts";
 import { loadSettings } from "../store/settings-load.ts";
@@ -64,6 +65,8 @@ export function loadSession(
 	for (const w of settings.warnings) remark(ctx, `setting ignored: ${w.message}`);
 	const replay = new BranchReplay(parseIsoTime);
 	for (const entry of file.branch) replay.consume(entry);
+	const partial = coverageNote(file, replay.responses);
+	if (partial !== null && options.foldRecordsOnly !== true) remark(ctx, partial);
 	const models = readModelsFile(ctx.io.env);
 	const facts = (p: string | undefined, m: string | undefined) =>
 		p !== undefined && m !== undefined ? models.models.get(`${p}/${m}`) : undefined;
@@ -90,5 +93,15 @@ export function malformedNote(file: SessionFile): string | null {
 		.slice(0, 3)
 		.map((p) => `line ${p.line}: ${p.reason}`)
 		.join("; ");
-	return `${file.malformed} unreadable line(s) in ${file.path} were skipped (${first}${file.malformed > 3 ? "; …" : ""})`;
+	return `${plural(file.malformed, "unreadable line")} in ${file.path} ${file.malformed === 1 ? "was" : "were"} skipped (${first}${file.malformed > 3 ? "; …" : ""})`;
+}
+
+/**
+ * What the figures cover when the message chain is broken (a lost line held an entry the rest
+ * continue from): only the part after the break, never the whole session. Null for an intact chain.
+ */
+export function coverageNote(file: SessionFile, branchResponses: number): string | null {
+	const broken = file.brokenChain;
+	if (broken === null) return null;
+	return `the message chain of ${file.path} is broken at line ${broken.line} (it continues from entry ${broken.missingParent}, which is not in the file): the figures cover only the ${plural(file.branch.length, "entry", "entries")} from there on, ${branchResponses} of the file's ${plural(file.responses, "response")}, not the whole session`;
 }

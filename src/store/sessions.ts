@@ -8,6 +8,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { agentDir, defaultSessionDir, expandHome, sessionsRoot } from "./paths.ts";
+import { SessionFileError } from "./session-file.ts";
 
 export interface SessionPlaces {
 	/** A custom session directory (flat), or null for Pi's per-project layout. */
@@ -63,6 +64,8 @@ export interface UnreadableSession {
 	path: string;
 	size: number | null;
 	mtimeMs: number | null;
+	/** missing: no such file; unreadable: cannot be read; not-a-session: empty, or no session header. */
+	code: "missing" | "unreadable" | "not-a-session";
 	reason: string;
 }
 
@@ -136,19 +139,22 @@ export function probeSession(path: string): SessionInfo | UnreadableSession {
 	try {
 		fd = openSync(path, "r");
 	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code ?? "error";
 		return {
 			path,
 			size: null,
 			mtimeMs: null,
-			reason: `unreadable (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+			code: code === "ENOENT" ? "missing" : "unreadable",
+			reason: `unreadable (${code})`,
 		};
 	}
 	let st: { size: number; mtimeMs: number } | null = null;
 	try {
 		st = fstatSync(fd);
-		if (st.size === 0) return { path, size: 0, mtimeMs: st.mtimeMs, reason: "empty file" };
+		const at = { path, size: st.size, mtimeMs: st.mtimeMs };
+		if (st.size === 0) return { ...at, code: "not-a-session", reason: "empty file" };
 		const header = readHeader(fd);
-		if (header === null) return { path, size: st.size, mtimeMs: st.mtimeMs, reason: "no session header" };
+		if (header === null) return { ...at, code: "not-a-session", reason: "no session header" };
 		return {
 			path,
 			id: typeof header.id === "string" ? header.id : null,
@@ -159,10 +165,32 @@ export function probeSession(path: string): SessionInfo | UnreadableSession {
 		};
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code ?? "error";
-		return { path, size: st?.size ?? null, mtimeMs: st?.mtimeMs ?? null, reason: `unreadable (${code})` };
+		return {
+			path,
+			size: st?.size ?? null,
+			mtimeMs: st?.mtimeMs ?? null,
+			code: "unreadable",
+			reason: `unreadable (${code})`,
+		};
 	} finally {
 		closeSync(fd);
 	}
+}
+
+/**
+ * A session file's header alone (id, project, version), for a command that needs nothing else: the
+ * rest of the file is never read. Errors are the session reader's, with the same codes.
+ */
+export function readSessionHeader(path: string): SessionInfo {
+	const probe = probeSession(path);
+	if (!("reason" in probe)) return probe;
+	if (probe.code === "missing") throw new SessionFileError(`session file not found: ${path}`, "missing");
+	if (probe.code === "not-a-session")
+		throw new SessionFileError(
+			`${path} is not a Pi session file: ${probe.reason === "empty file" ? "it is empty" : "its first readable line is not a session header"}`,
+			"not-a-session",
+		);
+	throw new SessionFileError(`session file ${probe.reason}: ${path}`, "unreadable");
 }
 
 /** Headers are short, but a cwd can be long; like Pi, stop looking after 1 MiB. */

@@ -63,6 +63,7 @@ describeTraces("status", () => {
 			branchEntries: 1018,
 			malformed: 0,
 			chosen: "argument",
+			brokenChain: null,
 		});
 		expect(j.model).toEqual({
 			provider: "anthropic",
@@ -123,7 +124,7 @@ describeTraces("status", () => {
 		expect(r.code).toBe(0);
 		expect(JSON.parse(r.stdout).session.malformed).toBe(2);
 		expect(r.stderr).toBe(
-			`2 unreadable line(s) in ${path} were skipped (line 6: not valid JSON; line 7: two JSON objects glued on one line)\n`,
+			`2 unreadable lines in ${path} were skipped (line 6: not valid JSON; line 7: two JSON objects glued on one line)\n`,
 		);
 	});
 });

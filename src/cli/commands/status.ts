@@ -20,7 +20,7 @@ import { usageError } from "../errors.ts";
 import { formatBytes, groupDigits } from "../format.ts";
 import { println } from "../io.ts";
 import { foldNet, pricesFor, type SourcedPrices } from "../prices.ts";
-import { type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
+import { coverageNote, type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
 import { type ChosenSession, chooseSession } from "../session-pick.ts";
 import type { Command } from "./command.ts";
 
@@ -49,6 +49,8 @@ export interface StatusReport {
 		branchEntries: number;
 		malformed: number;
 		chosen: ChosenSession["chosen"];
+		/** The message chain is broken: every figure covers only the branch after the break. */
+		brokenChain: { line: number; missingParent: string; responses: number; fileResponses: number } | null;
 	};
 	model: { provider: string | null; model: string | null; window: number; windowSource: WindowSource };
 	position: {
@@ -166,8 +168,10 @@ export function buildStatus(
 		flags,
 	});
 	const advisories = advise(ctx, loaded, plan, a, provider);
+	const partial = coverageNote(file, replay.responses);
 	const header = [
 		`session ${file.header?.id ?? "(no id)"}  ${file.path}`,
+		...(partial === null ? [] : [`  ⚠ ${partial}`]),
 		`  project ${file.header?.cwd ?? "?"} · format v${file.header?.version ?? 1} · ${groupDigits(file.entryCount)} entries · ${formatBytes(file.size)}`,
 		`  model ${provider ?? "?"}/${model ?? "?"} · window ${groupDigits(window)} (${source === "default" ? "assumed; --window to set" : `from ${source}`})${prices === null ? "" : ` · prices ${prices.source}`}`,
 	];
@@ -185,6 +189,10 @@ export function buildStatus(
 			branchEntries: file.branch.length,
 			malformed: file.malformed,
 			chosen: chosen.chosen,
+			brokenChain:
+				file.brokenChain === null
+					? null
+					: { ...file.brokenChain, responses: replay.responses, fileResponses: file.responses },
 		},
 		model: { provider, model, window, windowSource: source },
 		position: {

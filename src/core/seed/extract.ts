@@ -10,7 +10,7 @@ import { countLines, type Hash, utf8Length } from "../digest.ts";
 import type { MaskedBlock } from "../layers.ts";
 import { findRiskLines } from "../lexicon.ts";
 import { parseCallBlocks, readCall, type SeedToolCall } from "./calls.ts";
-import { cleanPath, findPaths, harvestTokens, numberClass, Tally } from "./harvest.ts";
+import { cleanPath, findPaths, harvestTokens, numberClass, Tally, withoutPiTempFiles } from "./harvest.ts";
 import { scanSecrets } from "./redact.ts";
 import {
 	clipTo,
@@ -127,8 +127,9 @@ export function extractSeedRecord(input: ExtractInput): SeedRecord {
 				const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
 				if (line.length > 0 && !errors.has(line)) errors.set(line, { ...(ref && { ref }), tier, at: order++ });
 			}
-			for (const p of findPaths(text)) files.add(p, "output");
-			harvestTokens(text, identifiers, numbers);
+			const harvested = withoutPiTempFiles(text);
+			for (const p of findPaths(harvested)) files.add(p, "output");
+			harvestTokens(harvested, identifiers, numbers);
 			if (!fold && message.entryId !== null) {
 				spans.push({
 					entryId: message.entryId,
