@@ -107,4 +107,20 @@ describe("status", () => {
 		expect(text).not.toContain("net:");
 		expect(text).toContain("⚠ a fold was committed but never reached the provider");
 	});
+	test("a fold due on the next request is named once, in one set of numbers (no gauge beside it)", () => {
+		const accounting = accountSession([
+			{ type: "response", usage: { input: 1_000, output: 10, cacheRead: 9_000, cacheWrite: 0 }, timestamp: 0 },
+		]);
+		const text = renderStatus({
+			plan: plan({ mass: 50_000 }),
+			due: { reason: "budget", blocks: 51, tokens: 39_195 },
+			events: 0,
+			accounting,
+			flags: {},
+		});
+		expect(text.split("\n")[2]).toBe(
+			"  position: usage ~30k reported (38% of 80k, budget 60k); fold due on the next request (budget): 51 blocks, ~39k tok",
+		);
+		expect(text).not.toContain("maskable");
+	});
 });
