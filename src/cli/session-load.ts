@@ -61,12 +61,12 @@ export function loadSession(
 	// Said once per load, on stderr: what was skipped, and settings that were ignored.
 	const skipped = malformedNote(file);
 	if (skipped !== null) remark(ctx, skipped);
+	const partial = options.foldRecordsOnly === true ? null : coverageNote(file);
+	if (partial !== null) remark(ctx, partial);
 	const settings = loadSettings(ctx.io.env);
 	for (const w of settings.warnings) remark(ctx, `setting ignored: ${w.message}`);
 	const replay = new BranchReplay(parseIsoTime);
 	for (const entry of file.branch) replay.consume(entry);
-	const partial = coverageNote(file, replay.responses);
-	if (partial !== null && options.foldRecordsOnly !== true) remark(ctx, partial);
 	const models = readModelsFile(ctx.io.env);
 	const facts = (p: string | undefined, m: string | undefined) =>
 		p !== undefined && m !== undefined ? models.models.get(`${p}/${m}`) : undefined;
@@ -100,8 +100,13 @@ export function malformedNote(file: SessionFile): string | null {
  * What the figures cover when the message chain is broken (a lost line held an entry the rest
  * continue from): only the part after the break, never the whole session. Null for an intact chain.
  */
-export function coverageNote(file: SessionFile, branchResponses: number): string | null {
+export function coverageNote(file: SessionFile): string | null {
 	const broken = file.brokenChain;
 	if (broken === null) return null;
-	return `the message chain of ${file.path} is broken at line ${broken.line} (it continues from entry ${broken.missingParent}, which is not in the file): the figures cover only the ${plural(file.branch.length, "entry", "entries")} from there on, ${branchResponses} of the file's ${plural(file.responses, "response")}, not the whole session`;
+	return `the message chain of ${file.path} is broken at line ${broken.line} (it continues from entry ${broken.missingParent}, which is not in the file): the figures cover only the ${plural(file.branch.length, "entry", "entries")} from there on, ${branchResponses(file)} of the file's ${plural(file.responses, "response")}, not the whole session`;
+}
+
+/** Assistant messages on the branch, counted as `responses` counts them in the whole file. */
+export function branchResponses(file: SessionFile): number {
+	return file.branch.filter((e) => e.type === "message" && e.message?.role === "assistant").length;
 }

@@ -20,7 +20,7 @@ import { usageError } from "../errors.ts";
 import { formatBytes, groupDigits } from "../format.ts";
 import { println } from "../io.ts";
 import { foldNet, pricesFor, type SourcedPrices } from "../prices.ts";
-import { coverageNote, type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
+import { branchResponses, coverageNote, type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
 import { type ChosenSession, chooseSession } from "../session-pick.ts";
 import type { Command } from "./command.ts";
 
@@ -168,7 +168,7 @@ export function buildStatus(
 		flags,
 	});
 	const advisories = advise(ctx, loaded, plan, a, provider);
-	const partial = coverageNote(file, replay.responses);
+	const partial = coverageNote(file);
 	const header = [
 		`session ${file.header?.id ?? "(no id)"}  ${file.path}`,
 		...(partial === null ? [] : [`  ⚠ ${partial}`]),
@@ -192,7 +192,7 @@ export function buildStatus(
 			brokenChain:
 				file.brokenChain === null
 					? null
-					: { ...file.brokenChain, responses: replay.responses, fileResponses: file.responses },
+					: { ...file.brokenChain, responses: branchResponses(file), fileResponses: file.responses },
 		},
 		model: { provider, model, window, windowSource: source },
 		position: {
