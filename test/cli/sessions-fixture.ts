@@ -1,10 +1,13 @@
 // Small synthetic sessions for the CLI tests that need no trace: a v3 session with one bash result
 // folded by context-fold (the fold record written as the extension writes it), optionally truncated
 // by Pi with its full output in a file, and a plain one that never folded.
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { renderDigest } from "../../src/core/digest.ts";
 import type { FrozenLayer } from "../../src/core/layers.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+
+/** sha256 in hex, as the store computes it (kept local so this file depends on no store module). */
+const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
 export const FOLDED_CODE = "a1b2c3";
 const T = "2025-12-01T10:00:00.000Z";

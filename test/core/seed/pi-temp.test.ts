@@ -1,9 +1,12 @@
 // Pi's own temporary files (pi-bash-<hex>.log under TMPDIR, named in its truncation note) are no part
 // of the project: the seed index leaves them out of files, identifiers and numbers.
 import { describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { extractSeedRecord } from "../../../src/core/seed/extract.ts";
 import { isPiTempFile, withoutPiTempFiles } from "../../../src/core/seed/harvest.ts";
-import { sha256Hex } from "../../../src/store/originals.ts";
+
+/** sha256 in hex, as the store computes it (kept local so this file depends on no store module). */
+const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
 const LEGACY = "/tmp/pi-bash-0123456789abcdef.log";
 const MAC = "/var/folders/49/l4171l3n219_xwq30fmyzr8w0000gn/T/pi-bash-a4cd2460b5b4e0be.log";
