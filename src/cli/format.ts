@@ -10,12 +10,6 @@ export function formatBytes(n: number): string {
 	return `${(n / 1024 ** 3).toFixed(2)} GB`;
 }
 
-export function formatDollars(n: number): string {
-	const sign = n < 0 ? "-" : "";
-	const a = Math.abs(n);
-	return `${sign}$${a >= 100 ? a.toFixed(0) : a >= 1 ? a.toFixed(2) : a.toFixed(4)}`;
-}
-
 export function formatPct(ratio: number | null): string {
 	return ratio === null || !Number.isFinite(ratio) ? "—" : `${Math.round(ratio * 100)}%`;
 }
@@ -59,7 +53,28 @@ export function shellQuote(s: string): string {
 	return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }
 
-/** The start of a session id, enough to tell sessions apart in a listing. */
-export function shortId(id: string | null): string {
-	return id === null ? "(no id)" : id.slice(0, 8);
+/** Session ids are shown at least this long (Pi's start with a timestamp: a shorter start rarely tells two apart). */
+export const MIN_ID_CHARS = 8;
+
+/**
+ * How many characters tell every id of a listing apart, the way git shortens hashes: the shortest
+ * length from MIN_ID_CHARS up at which no two different ids share their start.
+ */
+export function uniqueIdLength(ids: Iterable<string | null>): number {
+	const distinct = [...new Set([...ids].filter((id): id is string => id !== null))].sort();
+	let length = MIN_ID_CHARS;
+	// Sorted, the id sharing the longest start with another is its neighbour.
+	for (let i = 1; i < distinct.length; i++) {
+		const a = distinct[i - 1] as string;
+		const b = distinct[i] as string;
+		let same = 0;
+		while (same < a.length && same < b.length && a[same] === b[same]) same++;
+		length = Math.max(length, same + 1);
+	}
+	return length;
+}
+
+/** The start of a session id, `length` characters (uniqueIdLength of the listing it is in). */
+export function shortId(id: string | null, length = MIN_ID_CHARS): string {
+	return id === null ? "(no id)" : id.slice(0, length);
 }

@@ -65,6 +65,18 @@ const GLOBAL_FLAGS: FlagSpecs = {
 	"session-dir": { type: "string" },
 };
 
+/** The options every command takes, in every command's help as in the main one. */
+const GLOBAL_HELP = `Options for every command:
+  --session-dir DIR  where sessions live (as pi --session-dir; else PI_CODING_AGENT_SESSION_DIR,
+                     settings.json sessionDir, or <agentDir>/sessions); agentDir is PI_CODING_AGENT_DIR
+                     or ~/.pi/agent
+  --json             one JSON document on stdout; errors too (schema context-fold/error@1)`;
+
+/** A command's --help: its own usage, then the options every command takes. */
+export function renderCommandUsage(command: Pick<Command, "usage">): string {
+	return `${command.usage}\n\n${GLOBAL_HELP}\n  -h, --help         this help`;
+}
+
 export function renderMainUsage(): string {
 	const width = Math.max(...[...COMMANDS.keys()].map((n) => n.length));
 	return `context-fold ${VERSION}: the companion CLI of the context-fold extension for the Pi coding agent
@@ -74,11 +86,7 @@ Usage: context-fold <command> [options]
 Commands:
 ${[...COMMANDS].map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`).join("\n")}
 
-Options for every command:
-  --session-dir DIR  where sessions live (as pi --session-dir; else PI_CODING_AGENT_SESSION_DIR,
-                     settings.json sessionDir, or <agentDir>/sessions); agentDir is PI_CODING_AGENT_DIR
-                     or ~/.pi/agent
-  --json             one JSON document on stdout
+${GLOBAL_HELP}
   -h, --help         help for a command: context-fold <command> --help
   -V, --version      the version
 
@@ -93,8 +101,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 	try {
 		return await run(argv, io);
 	} catch (error) {
-		return report(error, io);
+		return report(error, io, wantsJson(argv));
 	}
+}
+
+/** --json anywhere before `--`: then even a usage error is answered as JSON on stdout. */
+function wantsJson(argv: readonly string[]): boolean {
+	const end = argv.indexOf("--");
+	return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -110,7 +124,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 	const command = await load(name);
 	const args = parseArgs([...leading, ...rest], { ...GLOBAL_FLAGS, ...command.flags }, command.usage);
 	if (boolFlag(args, "version")) return printed(io, VERSION);
-	if (boolFlag(args, "help")) return printed(io, command.usage);
+	if (boolFlag(args, "help")) return printed(io, renderCommandUsage(command));
 	const json = boolFlag(args, "json");
 	const ctx: CommandContext = {
 		io,
@@ -150,10 +164,15 @@ function printed(io: CliIo, text: string): number {
 	return EXIT_CODES.ok;
 }
 
-function report(error: unknown, io: CliIo): number {
+/**
+ * The one place errors become exit codes: one line on stderr, and with --json the same error as a
+ * JSON document on stdout (the exit code is the same either way).
+ */
+function report(error: unknown, io: CliIo, json: boolean): number {
 	if (error instanceof CliError) {
 		println(io.stderr, `context-fold: ${error.message}`);
-		if (error.detail !== undefined) println(io.stderr, `\n${error.detail}`);
+		if (error.detail !== undefined && !json) println(io.stderr, `\n${error.detail}`);
+		if (json) printJsonError(io, error.code, error.exit, error.message);
 		return error.exit;
 	}
 	const e = error instanceof Error ? error : new Error(String(error));
@@ -165,6 +184,18 @@ function report(error: unknown, io: CliIo): number {
 	} catch {
 		where = ` (${e.stack?.split("\n")[1]?.trim() ?? "no stack"})`;
 	}
-	println(io.stderr, `context-fold: internal error: ${e.message}${where}. Please report it.`);
+	const message = `internal error: ${e.message}${where}. Please report it.`;
+	println(io.stderr, `context-fold: ${message}`);
+	if (json) printJsonError(io, "internal", EXIT_CODES.internal, message);
 	return EXIT_CODES.internal;
+}
+
+export const ERROR_SCHEMA = "context-fold/error@1";
+
+function printJsonError(io: CliIo, code: string, exit: number, message: string): void {
+	try {
+		println(io.stdout, JSON.stringify({ schema: ERROR_SCHEMA, error: { code, exit, message } }, null, 2));
+	} catch {
+		// stdout itself failed (the internal error may be that): stderr already has the message.
+	}
 }

@@ -1,11 +1,22 @@
 /**
  * The interactive surface, on @clack/prompts, bound to the injected streams (every clack prompt
  * takes `input` and `output`), so a test can drive it with scripted keystrokes. Loaded only when a
- * person is at the terminal: scripts and pipes never pay for it. A cancelled prompt (Ctrl+C or
- * Escape) becomes CliError("cancelled"), which main turns into a clean exit with a message.
+ * person is at the terminal: scripts and pipes never pay for it. Ctrl+C at a prompt becomes
+ * CliError("cancelled"), which main turns into a clean exit with a message. Escape becomes GoBack:
+ * the step that asked catches it and goes back one step, and where nothing catches it, it is the
+ * same clean exit.
  */
 import { CliError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
+
+const CANCELLED = "cancelled; nothing was changed";
+
+/** Escape at a prompt: back one step where there is one (the menu, recall's steps), else a clean exit (130). */
+export class GoBack extends CliError {
+	constructor() {
+		super("cancelled", CANCELLED);
+	}
+}
 
 export interface Choice<T> {
 	value: T;
@@ -19,6 +30,8 @@ export interface Prompts {
 	note(message: string, title?: string): void;
 	info(message: string): void;
 	warn(message: string): void;
+	/** An error shown inside the prompt frame (the menu goes on after it). */
+	error(message: string): void;
 	cancelled(message: string): void;
 	select<T>(message: string, choices: ReadonlyArray<Choice<T>>, maxItems?: number): Promise<T>;
 	text(
@@ -32,9 +45,17 @@ export interface Prompts {
 export async function clackPrompts(io: CliIo): Promise<Prompts> {
 	const clack = await import("@clack/prompts");
 	const streams = { input: io.stdin, output: io.stdout };
+	// clack cancels on Escape and on Ctrl+C alike; the key that did it tells going back from quitting.
+	// Keypress events start only once clack's readline decodes the input, so no typed key is taken from it.
+	let ctrlC = false;
+	io.stdin.on("keypress", (_text: string, key?: { name?: string; ctrl?: boolean; sequence?: string }) => {
+		if ((key?.ctrl === true && key.name === "c") || key?.sequence === "\x03") ctrlC = true;
+	});
 	const check = <T>(value: T | symbol): Exclude<T, symbol> => {
+		const quit = ctrlC;
+		ctrlC = false;
 		if (clack.isCancel(value) || typeof value === "symbol")
-			throw new CliError("cancelled", "cancelled; nothing was changed");
+			throw quit ? new CliError("cancelled", CANCELLED) : new GoBack();
 		return value as Exclude<T, symbol>;
 	};
 	return {
@@ -43,6 +64,7 @@ export async function clackPrompts(io: CliIo): Promise<Prompts> {
 		note: (message, title) => clack.note(message, title, { output: io.stdout }),
 		info: (message) => clack.log.info(message, { output: io.stdout }),
 		warn: (message) => clack.log.warn(message, { output: io.stdout }),
+		error: (message) => clack.log.error(message, { output: io.stdout }),
 		cancelled: (message) => clack.cancel(message, { output: io.stdout }),
 		async select(message, choices, maxItems) {
 			const options = choices.map((c) => ({

@@ -6,6 +6,7 @@
 
 import { BranchReplay, FOLD_ENTRY_TYPE } from "../core/session/branch-state.ts";
 import type { ResolvedSettings } from "../core/settings.ts";
+import { plural } from "../core/wording.ts";
 import { type ModelFacts, readModelsFile } from "../store/models-file.ts";
 import { parseIsoTime, readSessionFile, type SessionFile, SessionFileError } from "../store/session-file.ts";
 import { loadSettings } from "../store/settings-load.ts";
@@ -60,6 +61,8 @@ export function loadSession(
 	// Said once per load, on stderr: what was skipped, and settings that were ignored.
 	const skipped = malformedNote(file);
 	if (skipped !== null) remark(ctx, skipped);
+	const partial = options.foldRecordsOnly === true ? null : coverageNote(file);
+	if (partial !== null) remark(ctx, partial);
 	const settings = loadSettings(ctx.io.env);
 	for (const w of settings.warnings) remark(ctx, `setting ignored: ${w.message}`);
 	// Replayed on first use only: simulate replays the branch its own way, and handoff needs none of it.
@@ -96,5 +99,20 @@ export function malformedNote(file: SessionFile): string | null {
 		.slice(0, 3)
 		.map((p) => `line ${p.line}: ${p.reason}`)
 		.join("; ");
-	return `${file.malformed} unreadable line(s) in ${file.path} were skipped (${first}${file.malformed > 3 ? "; …" : ""})`;
+	return `${plural(file.malformed, "unreadable line")} in ${file.path} ${file.malformed === 1 ? "was" : "were"} skipped (${first}${file.malformed > 3 ? "; …" : ""})`;
+}
+
+/**
+ * What the figures cover when the message chain is broken (a lost line held an entry the rest
+ * continue from): only the part after the break, never the whole session. Null for an intact chain.
+ */
+export function coverageNote(file: SessionFile): string | null {
+	const broken = file.brokenChain;
+	if (broken === null) return null;
+	return `the message chain of ${file.path} is broken at line ${broken.line} (it continues from entry ${broken.missingParent}, which is not in the file): the figures cover only the ${plural(file.branch.length, "entry", "entries")} from there on, ${branchResponses(file)} of the file's ${plural(file.responses, "response")}, not the whole session`;
+}
+
+/** Assistant messages on the branch, counted as `responses` counts them in the whole file. */
+export function branchResponses(file: SessionFile): number {
+	return file.branch.filter((e) => e.type === "message" && e.message?.role === "assistant").length;
 }

@@ -7,7 +7,7 @@
 import { findSession, listSessions, mostRecentSession, type SessionInfo } from "../store/sessions.ts";
 import { type CommandContext, remark } from "./context.ts";
 import { CliError, usageError } from "./errors.ts";
-import { formatAge, formatBytes, shortId } from "./format.ts";
+import { formatAge, formatBytes, shortId, uniqueIdLength } from "./format.ts";
 
 export interface ChosenSession {
 	path: string;
@@ -19,7 +19,7 @@ export async function chooseSession(
 	arg: string | undefined,
 	opts: { fallback: "most-recent" | "pick"; usage: string },
 ): Promise<ChosenSession> {
-	if (arg !== undefined) return { path: resolveSessionArg(ctx, arg), chosen: "argument" };
+	if (arg !== undefined) return { path: await resolveSessionArg(ctx, arg), chosen: "argument" };
 	if (opts.fallback === "most-recent") {
 		const recent = mostRecentSession(ctx.places);
 		if (recent !== null) {
@@ -40,10 +40,16 @@ export async function chooseSession(
 	return { path: await pickSession(ctx), chosen: "picked" };
 }
 
-export function resolveSessionArg(ctx: CommandContext, arg: string): string {
+/**
+ * A session argument to a path. An id prefix several sessions share is an error without a person
+ * at the terminal (exit 4, naming them); with one, the matches are offered to pick from.
+ */
+export async function resolveSessionArg(ctx: CommandContext, arg: string): Promise<string> {
 	const match = findSession(arg, ctx.places);
 	if (match.type === "found") return match.path;
 	if (match.type === "ambiguous") {
+		if (ctx.prompts !== null)
+			return selectSession(ctx, `"${arg}" matches ${match.matches.length} sessions. Which one?`, match.matches);
 		const shown = match.matches.slice(0, 5).map((s) => `${s.id} (${s.cwd ?? "?"})`);
 		throw new CliError(
 			"ambiguous-session",
@@ -56,18 +62,31 @@ export function resolveSessionArg(ctx: CommandContext, arg: string): string {
 	);
 }
 
+/** Several session arguments, resolved one after the other (each may ask which session was meant). */
+export async function resolveSessionArgs(ctx: CommandContext, args: readonly string[]): Promise<string[]> {
+	const paths: string[] = [];
+	for (const arg of args) paths.push(await resolveSessionArg(ctx, arg));
+	return paths;
+}
+
 export async function pickSession(ctx: CommandContext): Promise<string> {
-	const prompts = ctx.prompts;
-	if (prompts === null) throw usageError("missing <session>");
 	const sessions = listSessions(ctx.places);
 	if (sessions.length === 0)
 		throw new CliError("unknown-session", `no sessions in ${ctx.places.custom ?? ctx.places.root}`);
+	return selectSession(ctx, "Which session?", sessions);
+}
+
+/** Sessions to pick from, most recent first, each id as long as it takes to tell them apart. */
+async function selectSession(ctx: CommandContext, question: string, sessions: readonly SessionInfo[]): Promise<string> {
+	const prompts = ctx.prompts;
+	if (prompts === null) throw usageError("missing <session>");
 	const now = ctx.io.now();
+	const idLength = uniqueIdLength(sessions.map((s) => s.id));
 	return prompts.select(
-		"Which session?",
-		sessions.map((s: SessionInfo) => ({
+		question,
+		sessions.map((s) => ({
 			value: s.path,
-			label: `${shortId(s.id)}  ${formatBytes(s.size).padStart(8)}  ${s.cwd ?? "(unknown project)"}`,
+			label: `${shortId(s.id, idLength)}  ${formatBytes(s.size).padStart(8)}  ${s.cwd ?? "(unknown project)"}`,
 			hint: formatAge(s.mtimeMs, now),
 		})),
 		12,

@@ -6,7 +6,8 @@ import type { PriceSchedule, Prices } from "../core/accounting.ts";
 import type { BilledRequest } from "../core/billing.ts";
 import type { CostCheck, ModelPrices } from "../core/simulate/pricing.ts";
 import type { ArmTotals, ImpossibleBaseline, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
-import { formatDollars, formatPct, groupDigits, renderTable } from "./format.ts";
+import { formatDollars } from "../core/wording.ts";
+import { formatPct, groupDigits, renderTable } from "./format.ts";
 import { MARK_WORDS } from "./simulate-chart.ts";
 
 /** A model's prices as resolved for this session, and how many requests went to it. */

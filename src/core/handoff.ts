@@ -5,14 +5,18 @@
 import type { Hash } from "./digest.ts";
 import { DEFAULT_SEED_MAX_CHARS, renderSeed, type SeedIndexRead } from "./seed/render.ts";
 import type { SeedRecord } from "./seed/schema.ts";
+import { plural } from "./wording.ts";
 
 export interface HandoffInput {
 	goal: string;
 	/** The parent session file, or null for a session without one (--no-session). */
 	parentFile: string | null;
 	sessionId: string;
-	/** Where the complete index lives. */
-	indexPath: string;
+	/**
+	 * Where the complete index lives, or null when none was written (nothing folded or compacted) and
+	 * the index below was extracted from the session itself.
+	 */
+	indexPath: string | null;
 	/** Valid records in the index. */
 	records: number;
 	/** The bounded rendering of the index (renderSeed), or "" when it is empty. */
@@ -42,13 +46,18 @@ export function renderHandoff(input: HandoffInput): string {
 			"- The earlier session had no session file (`--no-session`): its raw history is gone; only the index below remains.",
 		);
 	}
+	const fromSession = input.indexPath === null;
 	lines.push(
-		`- The complete seed index (${input.records} record${input.records === 1 ? "" : "s"}): \`${input.indexPath}\`.`,
+		fromSession
+			? "- No seed index had been written (nothing was folded or compacted), so the index below was extracted from the session's messages when this seed was written."
+			: `- The complete seed index (${plural(input.records, "record")}): \`${input.indexPath}\`.`,
 		`- Fold codes such as {#a1b2c3} from session ${input.sessionId} do not resolve here: recall_folded and unfold only know folds made in the current session.`,
 		"",
 		"## Index of the earlier session",
 		"",
-		"Extracted by plain code from what was folded or compacted (files, commands, error lines, identifiers, first lines of user messages); no model wrote it. Work done after the last fold or compaction may be missing.",
+		fromSession
+			? "Extracted by plain code from the session's messages (files, commands, error lines, identifiers, first lines of user messages); no model wrote it."
+			: "Extracted by plain code from what was folded or compacted (files, commands, error lines, identifiers, first lines of user messages); no model wrote it. Work done after the last fold or compaction may be missing.",
 		"",
 		input.records === 0 || input.rendered.trim() === ""
 			? "(The index is empty: nothing had been folded or compacted yet.)"
@@ -63,7 +72,8 @@ export function handoffFromIndex(input: {
 	goal: string;
 	parentFile: string | null;
 	sessionId: string;
-	index: Pick<SeedIndexRead, "records" | "invalid" | "truncatedTail"> & { path: string };
+	/** The index as read from disk; `path` null for records extracted from the session (no index written). */
+	index: Pick<SeedIndexRead, "records" | "invalid" | "truncatedTail"> & { path: string | null };
 	hash: Hash;
 }): string {
 	const { index } = input;

@@ -15,6 +15,39 @@ export const MAX_LINE_RANGE = 5000;
 
 export type RecallError = { type: "error"; message: string };
 
+/** The arguments a recall message may name. */
+export type RecallArg = "lines" | "grep" | "search";
+
+/**
+ * How recall's messages name its arguments, so the Pi tool speaks its own syntax (`lines=40-80`,
+ * `recall_folded code=a1b2c3`) and the CLI its flags (`--lines 40-80`, `context-fold recall …`). The
+ * rules and the sentences are shared; only these words differ.
+ */
+export interface RecallSyntax {
+	/** What a request is sent to: "recall_folded", or "recall" for the CLI. */
+	command: string;
+	/** The verb that offers a follow-up request: "Ask" (the model asks a tool), "Run" (a person runs a command). */
+	verb: string;
+	/** An argument with a value to type: `lines=40-80`, `--lines 40-80`. */
+	arg(name: RecallArg, value: string): string;
+	/** A value that was given, quoted back (already made safe by echoArg): `lines="5-2"`, `--lines 5-2`. */
+	echo(name: RecallArg, raw: string): string;
+	/** The argument alone: `lines=`, `--lines`. */
+	name(name: RecallArg): string;
+	/** A whole follow-up request for one code: `recall_folded code=a1b2c3 lines=1-200`. */
+	ask(code: string, name: "lines" | "grep", value: string): string;
+}
+
+/** The recall_folded tool's syntax: what the model types. */
+export const TOOL_SYNTAX: RecallSyntax = {
+	command: "recall_folded",
+	verb: "Ask",
+	arg: (name, value) => `${name}=${value}`,
+	echo: (name, raw) => `${name}="${raw}"`,
+	name: (name) => `${name}=`,
+	ask: (code, name, value) => `recall_folded code=${code} ${name}=${name === "grep" ? JSON.stringify(value) : value}`,
+};
+
 export interface LineRange {
 	start: number;
 	end: number;
@@ -42,35 +75,39 @@ export function echoArg(raw: string): string {
 }
 
 /** Parse `a-b` (1-based, inclusive), `a` alone, or `a-` (to the end). */
-export function parseLineRange(input: string): LineRange | RecallError {
-	const raw = echoArg(input);
+export function parseLineRange(input: string, syntax: RecallSyntax = TOOL_SYNTAX): LineRange | RecallError {
+	const given = syntax.echo("lines", echoArg(input));
 	const s = input.trim();
 	const m = /^(\d+)(?:\s*-\s*(\d*))?$/.exec(s);
 	if (!m)
 		return {
 			type: "error",
-			message: `lines="${raw}" is not a range; use lines=a-b with 1-based line numbers, e.g. lines=40-80.`,
+			message: `${given} is not a range; use ${syntax.arg("lines", "a-b")} with 1-based line numbers, e.g. ${syntax.arg("lines", "40-80")}.`,
 		};
 	const start = Number(m[1]);
 	const end = m[2] === undefined ? start : m[2] === "" ? Number.MAX_SAFE_INTEGER : Number(m[2]);
-	if (start < 1) return { type: "error", message: `lines="${raw}": line numbers start at 1.` };
+	if (start < 1) return { type: "error", message: `${given}: line numbers start at 1.` };
 	if (end < start)
-		return { type: "error", message: `lines="${raw}" is inverted; the first line must not be after the last.` };
+		return { type: "error", message: `${given} is inverted; the first line must not be after the last.` };
 	if (m[2] !== "" && end - start + 1 > MAX_LINE_RANGE) {
 		return {
 			type: "error",
-			message: `lines="${raw}" spans ${groupDigits(end - start + 1)} lines; ask for at most ${groupDigits(MAX_LINE_RANGE)} at a time.`,
+			message: `${given} spans ${groupDigits(end - start + 1)} lines; ask for at most ${groupDigits(MAX_LINE_RANGE)} at a time.`,
 		};
 	}
 	return { start, end };
 }
 
-export function validateNeedle(needle: string, what: "search" | "grep"): RecallError | null {
-	if (needle.trim().length === 0) return { type: "error", message: `${what}= needs some text to look for.` };
+export function validateNeedle(
+	needle: string,
+	what: "search" | "grep",
+	syntax: RecallSyntax = TOOL_SYNTAX,
+): RecallError | null {
+	const name = syntax.name(what);
+	if (needle.trim().length === 0) return { type: "error", message: `${name} needs some text to look for.` };
 	if (needle.length > MAX_NEEDLE_CHARS)
-		return { type: "error", message: `${what}= is longer than ${MAX_NEEDLE_CHARS} characters.` };
-	if (needle.includes("\n"))
-		return { type: "error", message: `${what}= matches within one line; drop the line break.` };
+		return { type: "error", message: `${name} is longer than ${MAX_NEEDLE_CHARS} characters.` };
+	if (needle.includes("\n")) return { type: "error", message: `${name} matches within one line; drop the line break.` };
 	return null;
 }
 

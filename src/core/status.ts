@@ -5,6 +5,7 @@
 import { type AccountingReport, foldValue, type Prices } from "./accounting.ts";
 import type { FoldPlan } from "./plan.ts";
 import { formatTokens } from "./tokens.ts";
+import { formatDollars, plural } from "./wording.ts";
 
 export interface FooterInput {
 	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens">;
@@ -56,8 +57,17 @@ export interface StatusFlags {
 	recallChurn?: readonly string[];
 }
 
+/** A fold the plan would commit on the next request, not yet in the session (the CLI reads a file). */
+export interface DueFold {
+	reason: string;
+	blocks: number;
+	tokens: number;
+}
+
 export interface StatusInput {
 	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage"> | null;
+	/** When given, the position line names this fold instead of the gauge, so one set of numbers is shown. */
+	due?: DueFold | null;
 	events: number;
 	accounting: AccountingReport;
 	/** Model prices per million tokens, when the model declares them. */
@@ -70,7 +80,7 @@ export function renderStatus(input: StatusInput): string {
 	const { plan, accounting: a } = input;
 	const lines = ["context-fold status"];
 	lines.push(
-		`  folds: ${input.events} event(s), ${plan?.maskedBlocks ?? 0} block(s) masked, ~${formatTokens(plan?.maskedTokens ?? 0)} tok out of every request`,
+		`  folds: ${plural(input.events, "event")}, ${plural(plan?.maskedBlocks ?? 0, "block")} masked, ~${formatTokens(plan?.maskedTokens ?? 0)} tok out of every request`,
 	);
 	if (plan === null) {
 		lines.push("  position: no request yet");
@@ -79,26 +89,29 @@ export function renderStatus(input: StatusInput): string {
 		const pct = g
 			? ` (${Math.round((plan.usage.tokens / g.window) * 100)}% of ${formatTokens(g.window)}, budget ${formatTokens(g.budget)})`
 			: "";
-		lines.push(
-			`  position: usage ~${formatTokens(plan.usage.tokens)} ${plan.usage.source}${pct}; ${renderGauge(plan)}`,
-		);
+		const due = input.due;
+		const next =
+			due === undefined || due === null
+				? renderGauge(plan)
+				: `fold due on the next request (${due.reason}): ${plural(due.blocks, "block")}, ~${formatTokens(due.tokens)} tok`;
+		lines.push(`  position: usage ~${formatTokens(plan.usage.tokens)} ${plan.usage.source}${pct}; ${next}`);
 	}
 	const last = a.perTurn.at(-1);
 	lines.push(
 		a.sessionRatio === null
 			? "  cache: no usage reported yet"
-			: `  cache: ${pct100(a.sessionRatio)} hit over the session${last !== undefined ? `, ${pct100(last)} on the last response` : ""} (${a.responses} responses)`,
+			: `  cache: ${pct100(a.sessionRatio)} hit over the session${last !== undefined ? `, ${pct100(last)} on the last response` : ""} (${plural(a.responses, "response")})`,
 	);
 	if (a.changes.length > 0) {
 		const charged = a.changes.filter((c) => c.reprefilled !== null).length;
 		const cost = a.writesReported
-			? `re-prefilled ~${formatTokens(a.reprefilled)} tok because folds moved the prefix (${charged} of ${a.changes.length} change(s) answered)`
+			? `re-prefilled ~${formatTokens(a.reprefilled)} tok because folds moved the prefix (${charged} of ${plural(a.changes.length, "change")} answered)`
 			: `re-prefill ~${formatTokens(a.reprefilled)} tok from cache reads; writes unreported by this provider, so their cost is not shown`;
 		lines.push(`  fold cost: ~${formatTokens(a.maskedSent)} tok not sent so far; ${cost}`);
 		if (input.prices !== undefined && a.writesReported) {
 			const v = foldValue(a, input.prices);
 			lines.push(
-				`  net: ${v.net >= 0 ? "+" : "-"}$${Math.abs(v.net).toFixed(4)} (saved $${v.saved.toFixed(4)} at cache-read price, paid $${v.cost.toFixed(4)} in re-writes)`,
+				`  net: ${formatDollars(v.net, { signed: true })} (saved ${formatDollars(v.saved)} at cache-read price, paid ${formatDollars(v.cost)} in re-writes)`,
 			);
 		}
 	}
@@ -139,13 +152,14 @@ export interface FlagsInput {
 export function statusFlags(input: FlagsInput): Required<Omit<StatusFlags, "recallChurn">> & { recallChurn: string[] } {
 	const { plan, accounting: a } = input;
 	const g = plan?.geometry ?? null;
+	// The order of the keys is the JSON schema's (context-fold/status@1).
 	return {
 		offWire: a.offWire,
-		secondForcedCompaction: input.forcedCompactions >= 2,
 		// Judged after the plan: its own fold applied, and whatever mass is still foldable taken off too.
 		irreducible: plan !== null && g !== null && plan.usageAfter - plan.mass > g.budget,
+		recallChurn: [...input.recallCalls].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c),
+		secondForcedCompaction: input.forcedCompactions >= 2,
 		// The last response read nothing from cache, and carrying this context on costs more than a fresh start.
 		coldCarry: a.perTurn.at(-1) === 0 && plan !== null && plan.usage.tokens > input.reconTokens,
-		recallChurn: [...input.recallCalls].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c),
 	};
 }

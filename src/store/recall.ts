@@ -12,12 +12,16 @@ import {
 	formatLine,
 	grepLines,
 	matchingLines,
+	type NumberedLine,
 	normalizeCode,
 	parseLineRange,
+	type RecallSyntax,
 	sliceLines,
+	TOOL_SYNTAX,
 	validateNeedle,
 } from "../core/recall.ts";
 import { groupDigits } from "../core/tokens.ts";
+import { plural } from "../core/wording.ts";
 import type { Ledger } from "./ledger.ts";
 import { findOriginal, type MemoryOriginals } from "./originals.ts";
 
@@ -28,6 +32,28 @@ export interface RecallRequest {
 	lines?: string;
 	/** Token cap for the answer; null means uncapped (the CLI's default). */
 	maxTokens: number | null;
+	/** How messages name the arguments (default: the recall_folded tool's). */
+	syntax?: RecallSyntax;
+	/** Also return the lines as data (`context-fold recall --json`), not only as text. */
+	withLines?: boolean;
+}
+
+/** One line of a recalled block, numbered in its source. */
+export interface RecalledLine {
+	line: number;
+	text: string;
+	/** grep: whether the line matches (the others are context). */
+	match?: boolean;
+}
+
+/** The lines an answer served from one block, and whose numbering they use. */
+export interface RecalledBlock {
+	code: string;
+	/** The block's own text as folded, or the full output file the tool wrote (Pi's bash truncation). */
+	source: { type: "block" } | { type: "full-output"; path: string };
+	/** Matching lines (grep, search), else the lines of the block or file. */
+	total: number;
+	lines: RecalledLine[];
 }
 
 export interface RecallSources {
@@ -41,6 +67,8 @@ export interface RecallAnswer {
 	text: string;
 	/** Codes whose originals were served (the CLI reports them). */
 	served: string[];
+	/** With `withLines`: the served lines as data. */
+	blocks?: RecalledBlock[];
 }
 
 const SEARCH_LINES_PER_BLOCK = 20;
@@ -49,104 +77,157 @@ export const MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
 
 export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnswer {
 	const cap = req.maxTokens ?? Number.MAX_SAFE_INTEGER / 8;
-	if (req.search !== undefined && req.code === undefined) return search(req.search, cap, src);
+	const syntax = req.syntax ?? TOOL_SYNTAX;
+	if (req.search !== undefined && req.code === undefined) return search(req, cap, src, syntax);
 	if (req.code === undefined || req.code.trim() === "") {
-		return fail("recall_folded needs a code (from a {#code FOLDED} marker) or search=<text>.");
+		return fail(`${syntax.command} needs a code (from a {#code FOLDED} marker) or ${syntax.arg("search", "<text>")}.`);
 	}
-	if (req.search !== undefined) return fail("use either a code or search=, not both.");
-	if (req.grep !== undefined && req.lines !== undefined) return fail("use either grep= or lines=, not both.");
+	if (req.search !== undefined) return fail(`use either a code or ${syntax.name("search")}, not both.`);
+	if (req.grep !== undefined && req.lines !== undefined)
+		return fail(`use either ${syntax.name("grep")} or ${syntax.name("lines")}, not both.`);
 	const code = normalizeCode(req.code);
 	const block = src.index.byCode.get(code);
-	if (block === undefined) return unknownCode(req.code, src.index);
+	if (block === undefined) return unknownCode(req.code, src.index, syntax);
 	const original = findOriginal(block, src.ledger, src.memory);
 	if (!original.ok) return fail(original.message);
 
-	const full = original.fullOutputPath !== undefined ? readFullOutput(original.fullOutputPath) : undefined;
 	const header = describe(block);
+	const answer = (
+		text: string,
+		lines: readonly RecalledLine[],
+		total: number,
+		from: Pick<LineSource, "source"> = BLOCK,
+	): RecallAnswer => ({
+		ok: true,
+		text,
+		served: [code],
+		...(req.withLines === true && { blocks: [{ code, source: from.source, total, lines: [...lines] }] }),
+	});
 	if (req.grep !== undefined) {
-		const bad = validateNeedle(req.grep, "grep");
+		const bad = validateNeedle(req.grep, "grep", syntax);
 		if (bad) return fail(bad.message);
-		const body = full?.ok ? full.text : original.text;
-		const { lines, matches } = grepLines(body, req.grep);
-		const from = full?.ok
-			? ` (from the full output file ${original.fullOutputPath})`
-			: fullNote(full, original.fullOutputPath);
-		if (matches === 0) return { ok: true, text: `${header}: no line matches "${req.grep}"${from}.`, served: [code] };
+		const from = sourceOf(original);
+		const { lines, matches } = grepLines(from.body, req.grep);
+		if (matches === 0) return answer(`${header}: no line matches "${req.grep}"${from.note}.`, [], 0, from);
 		const rendered = lines.map((l) => (l === null ? "--" : formatLine(l)));
 		const text = capLines(
-			[`${header}: ${matches} matching line(s) for "${req.grep}"${from}`, ...rendered],
+			[`${header}: ${plural(matches, "matching line")} for "${req.grep}"${from.note}`, ...rendered],
 			cap,
-			(i, n) => cutHint(code, rendered, i, n),
+			(i, n) => cutHint(code, rendered, i, n, syntax),
 		);
-		return { ok: true, text, served: [code] };
+		const lower = req.grep.toLowerCase();
+		const numbered = lines
+			.filter((l): l is NumberedLine => l !== null)
+			.map((l) => ({ ...l, match: l.text.toLowerCase().includes(lower) }));
+		return answer(text, numbered, matches, from);
 	}
 	if (req.lines !== undefined) {
-		const range = parseLineRange(req.lines);
+		const range = parseLineRange(req.lines, syntax);
 		if ("type" in range) return fail(range.message);
-		const body = full?.ok ? full.text : original.text;
-		const { lines, totalLines } = sliceLines(body, range);
-		const from = full?.ok
-			? ` (from the full output file ${original.fullOutputPath})`
-			: fullNote(full, original.fullOutputPath);
+		const from = sourceOf(original);
+		const { lines, totalLines } = sliceLines(from.body, range);
 		if (lines.length === 0)
-			return fail(`{#${code}} has ${groupDigits(totalLines)} lines${from}; lines=${req.lines} is past the end.`);
+			return fail(
+				`{#${code}} has ${groupDigits(totalLines)} lines${from.note}; ${syntax.arg("lines", req.lines)} is past the end.`,
+			);
 		const rendered = lines.map(formatLine);
 		const text = capLines(
-			[`${header}: lines ${lines[0]?.line}-${lines.at(-1)?.line} of ${groupDigits(totalLines)}${from}`, ...rendered],
+			[
+				`${header}: lines ${lines[0]?.line}-${lines.at(-1)?.line} of ${groupDigits(totalLines)}${from.note}`,
+				...rendered,
+			],
 			cap,
-			(i, n) => cutHint(code, rendered, i, n),
+			(i, n) => cutHint(code, rendered, i, n, syntax),
 		);
-		return { ok: true, text, served: [code] };
+		return answer(text, lines, totalLines, from);
 	}
 	const body = original.text.split("\n");
 	const text = capLines([`${header} (sha256 verified):`, ...body], cap, (i, n) => {
 		const firstCutLine = i; // body line i is file line i (the header takes index 0)
-		return `[… cut at the answer cap: lines ${firstCutLine}-${firstCutLine + n - 1} not shown. Ask recall_folded code=${code} lines=${firstCutLine}-${firstCutLine + 199} or grep=<text>]`;
+		return `[… cut at the answer cap: lines ${firstCutLine}-${firstCutLine + n - 1} not shown. ${syntax.verb} ${syntax.ask(code, "lines", `${firstCutLine}-${firstCutLine + 199}`)} or ${syntax.arg("grep", "<text>")}]`;
 	});
-	return { ok: true, text, served: [code] };
+	return answer(
+		text,
+		body.map((t, i) => ({ line: i + 1, text: t })),
+		body.length,
+	);
 }
 
-function search(needle: string, cap: number, src: RecallSources): RecallAnswer {
-	const bad = validateNeedle(needle, "search");
+interface LineSource {
+	/** The text whose lines are numbered. */
+	body: string;
+	source: RecalledBlock["source"];
+	/** Said after an answer's header: which file the line numbers are from, or why not the full one. */
+	note: string;
+}
+
+const BLOCK: Pick<LineSource, "source"> = { source: { type: "block" } };
+
+/**
+ * One numbering for grep, lines= and search: the full output file the tool wrote when it is still
+ * there (Pi's bash keeps only the tail in the block), else the folded block's own text, said so.
+ */
+function sourceOf(original: { text: string; fullOutputPath?: string }): LineSource {
+	const path = original.fullOutputPath;
+	if (path === undefined) return { body: original.text, ...BLOCK, note: "" };
+	const full = readFullOutput(path);
+	if (full.ok)
+		return { body: full.text, source: { type: "full-output", path }, note: ` (from the full output file ${path})` };
+	return {
+		body: original.text,
+		...BLOCK,
+		note: ` (from the folded text only: ${full.message}, so lines dropped by truncation are gone)`,
+	};
+}
+
+function search(req: RecallRequest, cap: number, src: RecallSources, syntax: RecallSyntax): RecallAnswer {
+	const needle = req.search as string;
+	const bad = validateNeedle(needle, "search", syntax);
 	if (bad) return fail(bad.message);
 	const out: string[] = [];
 	const served: string[] = [];
 	const problems: string[] = [];
+	const blocks: RecalledBlock[] = [];
 	let total = 0;
 	let blocksHit = 0;
 	const candidates = prefilter(needle, src);
 	for (const block of src.index.byCode.values()) {
-		if (candidates !== null && !candidates.has(block.entryId)) continue;
+		// A block with a full output file is searched there (as grep reads it), whatever its ledger line holds.
+		if (candidates !== null && !candidates.has(block.entryId) && block.fullOutputPath === undefined) continue;
 		const original = findOriginal(block, src.ledger, src.memory);
 		if (!original.ok) {
 			problems.push(original.message);
 			continue;
 		}
-		const { lines, total: n } = matchingLines(original.text, needle, SEARCH_LINES_PER_BLOCK);
+		const from = sourceOf(original);
+		const { lines, total: n } = matchingLines(from.body, needle, SEARCH_LINES_PER_BLOCK);
 		if (n === 0) continue;
 		blocksHit++;
 		total += n;
 		served.push(block.code);
-		out.push(`${describe(block)}: ${n} match(es)`);
+		if (req.withLines === true) blocks.push({ code: block.code, source: from.source, total: n, lines });
+		out.push(`${describe(block)}: ${plural(n, "match", "matches")}${from.note}`);
 		for (const l of lines) out.push(`  ${formatLine(l)}`);
-		if (n > lines.length)
-			out.push(`  … ${n - lines.length} more: recall_folded code=${block.code} grep=${JSON.stringify(needle)}`);
+		if (n > lines.length) out.push(`  … ${n - lines.length} more: ${syntax.ask(block.code, "grep", needle)}`);
 	}
-	const searched = src.index.byCode.size;
+	const searched = plural(src.index.byCode.size, "folded block");
 	const head =
 		total === 0
-			? `search "${needle}": no match in ${searched} folded block(s).`
-			: `search "${needle}": ${total} matching line(s) in ${blocksHit} of ${searched} folded block(s).`;
+			? `search "${needle}": no match in ${searched}.`
+			: `search "${needle}": ${plural(total, "matching line")} in ${blocksHit} of ${searched}.`;
 	const tailNotes =
 		problems.length > 0
-			? [`(${problems.length} block(s) could not be searched: ${problems[0]}${problems.length > 1 ? " …" : ""})`]
+			? [
+					`(${plural(problems.length, "block")} could not be searched: ${problems[0]}${problems.length > 1 ? " …" : ""})`,
+				]
 			: [];
 	const text = capLines(
 		[head, ...out, ...tailNotes],
 		cap,
-		(_i, n) => `[… ${n} more line(s) cut at the answer cap; narrow the search or recall one code with grep=]`,
+		(_i, n) =>
+			`[… ${plural(n, "more line")} cut at the answer cap; narrow the search or recall one code with ${syntax.name("grep")}]`,
 	);
-	return { ok: true, text, served };
+	return { ok: true, text, served, ...(req.withLines === true && { blocks }) };
 }
 
 /**
@@ -174,19 +255,19 @@ function describe(block: MaskedBlock): string {
 	return `{#${block.code}} ${what} · ${groupDigits(block.chars)} chars, ${groupDigits(block.lines)} lines`;
 }
 
-function cutHint(code: string, rendered: readonly string[], i: number, n: number): string {
+function cutHint(code: string, rendered: readonly string[], i: number, n: number, syntax: RecallSyntax): string {
 	const next = rendered[i - 1];
 	const m = next ? /^L(\d+):/.exec(next) : null;
 	const from = m ? Number(m[1]) : undefined;
-	return `[… ${n} more line(s) cut at the answer cap.${from !== undefined ? ` Continue with recall_folded code=${code} lines=${from}-${from + 199}` : ""}]`;
+	return `[… ${plural(n, "more line")} cut at the answer cap.${from !== undefined ? ` Continue with ${syntax.ask(code, "lines", `${from}-${from + 199}`)}` : ""}]`;
 }
 
-function unknownCode(raw: string, index: MaskIndex): RecallAnswer {
+function unknownCode(raw: string, index: MaskIndex, syntax: RecallSyntax): RecallAnswer {
 	if (index.byCode.size === 0)
 		return fail(`no folded block is called "${echoArg(raw)}": nothing has been folded in this session yet.`);
 	const near = closestCodes(normalizeCode(raw), index.byCode.keys());
 	return fail(
-		`no folded block is called "${echoArg(raw)}". Closest codes: ${near.map((c) => `{#${c}}`).join(", ")}. Or use search=<text> to find a detail in every folded block.`,
+		`no folded block is called "${echoArg(raw)}". Closest codes: ${near.map((c) => `{#${c}}`).join(", ")}. Or use ${syntax.arg("search", "<text>")} to find a detail in every folded block.`,
 	);
 }
 
@@ -219,11 +300,6 @@ function readFullOutput(path: string): FullRead {
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
-}
-
-function fullNote(full: FullRead | undefined, path: string | undefined): string {
-	if (full === undefined || path === undefined) return "";
-	return full.ok ? "" : ` (from the folded text only: ${full.message}, so lines dropped by truncation are gone)`;
 }
 
 function fail(text: string): RecallAnswer {

@@ -39,6 +39,14 @@ export interface SessionFile extends Omit<SessionSummary, "entryCount"> {
 	passes: 1 | 2;
 	/** The active branch (root to the last entry), as Pi opens it; only the entries `keep` accepted, when given. */
 	branch: PiEntry[];
+	/**
+	 * The branch's first entry continues from a parent that is not in the file (its line was
+	 * unreadable, or the file was cut): the branch, and every figure taken from it, covers only what
+	 * follows that line. Null for an intact chain (and for v1 files, which have no parent ids).
+	 */
+	brokenChain: { line: number; missingParent: string } | null;
+	/** Assistant messages in the whole file, on every branch. */
+	responses: number;
 }
 
 /** What `keep` sees of an entry before it is built. */
@@ -108,7 +116,9 @@ function readOnce(
 	const kept: PiEntry[] = [];
 	const current = new CurrentPath();
 	let v1 = false;
+	let responses = 0;
 	const parser = new SessionParser((entry, line) => {
+		if (entry.type === "message" && entry.message?.role === "assistant") responses++;
 		if (v1) {
 			if (keep(entry)) kept.push(entry);
 			return;
@@ -140,13 +150,17 @@ function readOnce(
 		);
 	}
 	const { entryCount, ...rest } = summary;
-	const base = { ...rest, path, size, mtimeMs: st.mtimeMs, entryCount };
+	const base = { ...rest, path, size, mtimeMs: st.mtimeMs, entryCount, responses };
 	// A v1 file is one chain (each entry's parent is the one before it): the branch is every entry.
-	if (v1) return { ...base, branch: kept, passes: 1 };
+	if (v1) return { ...base, branch: kept, passes: 1, brokenChain: null };
 
 	// The branch, walked on the skeletons; its entries come from the path held while reading when
 	// they are still there, else from a second pass that builds just those lines.
-	const skeletonBranch = branchPath(skeletons).filter(keep);
+	const walked = branchPath(skeletons);
+	const root = walked[0];
+	const brokenChain =
+		root !== undefined && typeof root.parentId === "string" ? { line: root.line, missingParent: root.parentId } : null;
+	const skeletonBranch = walked.filter(keep);
 	const held = current.byLine();
 	const branch: PiEntry[] = new Array(skeletonBranch.length);
 	const wanted = new Map<number, number>();
@@ -155,7 +169,7 @@ function readOnce(
 		if (entry !== undefined) branch[i] = entry;
 		else wanted.set(s.line, i);
 	}
-	if (wanted.size === 0) return { ...base, branch, passes: 1 };
+	if (wanted.size === 0) return { ...base, branch, passes: 1, brokenChain };
 	let found = 0;
 	let changed = false;
 	let line = 0;
@@ -172,7 +186,7 @@ function readOnce(
 		return found < wanted.size;
 	});
 	if (changed || found !== wanted.size) return null;
-	return { ...base, branch, passes: 2 };
+	return { ...base, branch, passes: 2, brokenChain };
 }
 
 /**

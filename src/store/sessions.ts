@@ -5,9 +5,10 @@
  * the newest file (by modification time) with a readable header, filtered by the header's cwd when
  * the directory is a custom one. Only headers are read here; nothing is ever written.
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { agentDir, defaultSessionDir, expandHome, sessionsRoot } from "./paths.ts";
+import { SessionFileError } from "./session-file.ts";
 
 export interface SessionPlaces {
 	/** A custom session directory (flat), or null for Pi's per-project layout. */
@@ -55,6 +56,21 @@ export interface SessionInfo {
 
 /** Every session file Pi would list, newest first. Files without a readable header are left out. */
 export function listSessions(places: SessionPlaces): SessionInfo[] {
+	return listSessionFiles(places).sessions;
+}
+
+/** A `.jsonl` file in a session directory that is not a readable session (empty, no header, unreadable). */
+export interface UnreadableSession {
+	path: string;
+	size: number | null;
+	mtimeMs: number | null;
+	/** missing: no such file; unreadable: cannot be read; not-a-session: empty, or no session header. */
+	code: "missing" | "unreadable" | "not-a-session";
+	reason: string;
+}
+
+/** Every `.jsonl` file of the session directories: the sessions newest first, and the files that are not sessions. */
+export function listSessionFiles(places: SessionPlaces): { sessions: SessionInfo[]; unreadable: UnreadableSession[] } {
 	const files: string[] = [];
 	if (places.custom !== null) files.push(...jsonlIn(places.custom));
 	else if (existsSync(places.root)) {
@@ -63,12 +79,16 @@ export function listSessions(places: SessionPlaces): SessionInfo[] {
 			if (isDir(dir)) files.push(...jsonlIn(dir));
 		}
 	}
-	const infos: SessionInfo[] = [];
+	const sessions: SessionInfo[] = [];
+	const unreadable: UnreadableSession[] = [];
 	for (const path of files) {
-		const info = sessionInfo(path);
-		if (info !== null) infos.push(info);
+		const probe = probeSession(path);
+		if ("reason" in probe) unreadable.push(probe);
+		else sessions.push(probe);
 	}
-	return infos.sort((a, b) => b.mtimeMs - a.mtimeMs || basename(b.path).localeCompare(basename(a.path)));
+	const newest = <T extends { path: string; mtimeMs: number | null }>(a: T, b: T) =>
+		(b.mtimeMs ?? 0) - (a.mtimeMs ?? 0) || basename(b.path).localeCompare(basename(a.path));
+	return { sessions: sessions.sort(newest), unreadable: unreadable.sort(newest) };
 }
 
 /** `pi -c`: the newest session of the working directory, or null. */
@@ -109,16 +129,32 @@ export function findSession(arg: string, places: SessionPlaces): SessionMatch {
 
 /** Header facts of one file, or null when its first readable line is not a session header. */
 export function sessionInfo(path: string): SessionInfo | null {
+	const probe = probeSession(path);
+	return "reason" in probe ? null : probe;
+}
+
+/** Header facts of one file, or why it is not a readable session. Reads the header only. */
+export function probeSession(path: string): SessionInfo | UnreadableSession {
 	let fd: number;
 	try {
 		fd = openSync(path, "r");
-	} catch {
-		return null;
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code ?? "error";
+		return {
+			path,
+			size: null,
+			mtimeMs: null,
+			code: code === "ENOENT" ? "missing" : "unreadable",
+			reason: `unreadable (${code})`,
+		};
 	}
+	let st: { size: number; mtimeMs: number } | null = null;
 	try {
-		const st = statSync(path);
+		st = fstatSync(fd);
+		const at = { path, size: st.size, mtimeMs: st.mtimeMs };
+		if (st.size === 0) return { ...at, code: "not-a-session", reason: "empty file" };
 		const header = readHeader(fd);
-		if (header === null) return null;
+		if (header === null) return { ...at, code: "not-a-session", reason: "no session header" };
 		return {
 			path,
 			id: typeof header.id === "string" ? header.id : null,
@@ -127,11 +163,34 @@ export function sessionInfo(path: string): SessionInfo | null {
 			size: st.size,
 			mtimeMs: st.mtimeMs,
 		};
-	} catch {
-		return null;
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code ?? "error";
+		return {
+			path,
+			size: st?.size ?? null,
+			mtimeMs: st?.mtimeMs ?? null,
+			code: "unreadable",
+			reason: `unreadable (${code})`,
+		};
 	} finally {
 		closeSync(fd);
 	}
+}
+
+/**
+ * A session file's header alone (id, project, version), for a command that needs nothing else: the
+ * rest of the file is never read. Errors are the session reader's, with the same codes.
+ */
+export function readSessionHeader(path: string): SessionInfo {
+	const probe = probeSession(path);
+	if (!("reason" in probe)) return probe;
+	if (probe.code === "missing") throw new SessionFileError(`session file not found: ${path}`, "missing");
+	if (probe.code === "not-a-session")
+		throw new SessionFileError(
+			`${path} is not a Pi session file: ${probe.reason === "empty file" ? "it is empty" : "its first readable line is not a session header"}`,
+			"not-a-session",
+		);
+	throw new SessionFileError(`session file ${probe.reason}: ${path}`, "unreadable");
 }
 
 /** Headers are short, but a cwd can be long; like Pi, stop looking after 1 MiB. */

@@ -92,7 +92,7 @@ describeTraces("every command on the real traces, as processes", () => {
 	test("status (text and JSON), on Bun and on Node", () => {
 		const text = bin(["status", LARGE_ID]);
 		expect(text.code).toBe(0);
-		expect(text.stdout).toContain("context-fold status\n  folds: 0 event(s)");
+		expect(text.stdout).toContain("context-fold status\n  folds: 0 events");
 		const viaBun = JSON.parse(bin(["status", "--json", COMPACT_ID]).stdout);
 		const viaNode = JSON.parse(run([NODE_BIN, nodeCli, "status", "--json", COMPACT_ID], agent.env).stdout);
 		expect(viaBun.schema).toBe("context-fold/status@1");

@@ -173,7 +173,7 @@ describeTraces("with the traces in an agent directory", () => {
 		expect(r.stdout).toBe(
 			[
 				`Seed written: ${path}`,
-				`  from 1 index record(s) in ${join(dir, "seed-index.jsonl")}`,
+				`  from 1 index record in ${join(dir, "seed-index.jsonl")}`,
 				"Start a fresh Pi session with it (the seed becomes the first message):",
 				`  cd ${TRACE_CWD} && pi @${path}`,
 				"Or, inside Pi: /new, then paste it (or ask the new session to read that path).",

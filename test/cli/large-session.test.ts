@@ -116,13 +116,13 @@ describe("a session file of more than 100 MB, through dist/cli.js", () => {
 			const r = cli(["recall", facts.path, "--search", needle(block.round)]);
 			expect(r.code).toBe(0);
 			expect(r.stdout).toStartWith(
-				`search "${needle(block.round)}": 1 matching line(s) in 1 of ${facts.folded.length} folded block(s).\n{#${block.code}} bash`,
+				`search "${needle(block.round)}": 1 matching line in 1 of ${facts.folded.length} folded blocks.\n{#${block.code}} bash`,
 			);
 			report("recall --search", r);
 			const off = cli(["recall", facts.path, "--search", facts.offBranchNeedle]);
 			expect(off.code).toBe(0);
 			expect(off.stdout).toStartWith(
-				`search "${facts.offBranchNeedle}": no match in ${facts.folded.length} folded block(s).`,
+				`search "${facts.offBranchNeedle}": no match in ${facts.folded.length} folded blocks.`,
 			);
 		},
 		{ timeout: 120_000 },

@@ -66,16 +66,33 @@ function start(args: string[]) {
 }
 
 describe.skipIf(skip)(`the binary in a terminal${hasTmux() ? "" : " (tmux missing)"}`, () => {
-	test("pick a session and Status: the menu, then the status note, exit 0", async () => {
+	test("pick a session and Status: the menu, the status note, the menu again; Quit, exit 0", async () => {
 		const t = start([]);
 		await t.waitFor(/Which session\?/);
 		t.keys("Enter");
 		await t.waitFor(/What now\?/);
 		t.keys("Enter");
+		// After the action the menu comes back instead of exiting.
+		const again = await t.waitFor(/context-fold status[\s\S]*◆ {2}What now\?/);
+		expect(again).toContain("folds: ");
+		t.keys("Up");
+		t.keys("Enter");
 		const screen = await t.waitFor(/EXIT=\d+/);
-		expect(screen).toContain("context-fold status");
 		expect(screen).toContain("done");
 		expect(screen).toContain("EXIT=0");
+	}, 30_000);
+
+	test("Escape at the menu goes back to the sessions (a real terminal's Escape key); Ctrl+C quits, exit 130", async () => {
+		const t = start([]);
+		await t.waitFor(/Which session\?/);
+		t.keys("Enter");
+		await t.waitFor(/◆ {2}What now\?/);
+		t.keys("Escape");
+		await t.waitFor(/◆ {2}Which session\?/);
+		t.keys("C-c");
+		const screen = await t.waitFor(/EXIT=\d+/);
+		expect(screen).toContain("context-fold: cancelled; nothing was changed");
+		expect(screen).toContain("EXIT=130");
 	}, 30_000);
 
 	test("Escape at the first prompt: a message and exit 130", async () => {

@@ -85,10 +85,10 @@ describe("status", () => {
 		expect(text).toBe(
 			[
 				"context-fold status",
-				"  folds: 1 event(s), 12 block(s) masked, ~41k tok out of every request",
+				"  folds: 1 event, 12 blocks masked, ~41k tok out of every request",
 				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold: 3.1k/9.6k maskable",
 				"  cache: 76% hit over the session, 44% on the last response (2 responses)",
-				"  fold cost: ~6.0k tok not sent so far; re-prefilled ~2.0k tok because folds moved the prefix (1 of 1 change(s) answered)",
+				"  fold cost: ~6.0k tok not sent so far; re-prefilled ~2.0k tok because folds moved the prefix (1 of 1 change answered)",
 				"  net: -$0.0051 (saved $0.0018 at cache-read price, paid $0.0069 in re-writes)",
 				"  flags:",
 				"    ⚠ recall churn: {#abc123} recalled repeatedly (unfold may be cheaper)",
@@ -106,6 +106,22 @@ describe("status", () => {
 		expect(text).toContain("writes unreported by this provider, so their cost is not shown");
 		expect(text).not.toContain("net:");
 		expect(text).toContain("⚠ a fold was committed but never reached the provider");
+	});
+	test("a fold due on the next request is named once, in one set of numbers (no gauge beside it)", () => {
+		const accounting = accountSession([
+			{ type: "response", usage: { input: 1_000, output: 10, cacheRead: 9_000, cacheWrite: 0 }, timestamp: 0 },
+		]);
+		const text = renderStatus({
+			plan: plan({ mass: 50_000 }),
+			due: { reason: "budget", blocks: 51, tokens: 39_195 },
+			events: 0,
+			accounting,
+			flags: {},
+		});
+		expect(text.split("\n")[2]).toBe(
+			"  position: usage ~30k reported (38% of 80k, budget 60k); fold due on the next request (budget): 51 blocks, ~39k tok",
+		);
+		expect(text).not.toContain("maskable");
 	});
 });
 
@@ -151,10 +167,10 @@ describe("statusFlags: one definition for the extension and the CLI", () => {
 	test("no plan, no window: nothing is flagged", () => {
 		expect(flags(null)).toEqual({
 			offWire: false,
-			secondForcedCompaction: false,
 			irreducible: false,
-			coldCarry: false,
 			recallChurn: [],
+			secondForcedCompaction: false,
+			coldCarry: false,
 		});
 		expect(flags(plan({ geometry: null, usageAfter: 1e9 })).irreducible).toBe(false);
 	});

@@ -89,7 +89,7 @@ forEachPiVersion((version) => {
 				expect(optionsOf(r.dialogs[0] as UiRequest)).toEqual(MENU);
 				expect(r.notes).toHaveLength(1);
 				expect(r.notes[0]).toStartWith("context-fold status");
-				expect(r.notes[0]).toContain("folds: 0 event(s)");
+				expect(r.notes[0]).toContain("folds: 0 events");
 
 				r = await drive(rpc, "/context-fold", [{ pick: "Close" }]);
 				expect(r.notes).toEqual([]);
@@ -171,7 +171,7 @@ forEachPiVersion((version) => {
 				await rpc.promptAndWait("and now?");
 				expect(foldEvents(s.fake.requests)).toEqual([before]);
 				const status = await drive(rpc, "/context-fold status", []);
-				expect(status.notes[0]).toContain("folds: 1 event(s)");
+				expect(status.notes[0]).toContain("folds: 1 event,");
 			},
 			TIMEOUT,
 		);
@@ -365,7 +365,7 @@ forEachPiVersion((version) => {
 				await tui.waitFor(/→ Status/);
 				tui.sendKeys("Enter");
 				screen = await tui.waitFor("context-fold status");
-				expect(screen).toContain("folds: 0 event(s)");
+				expect(screen).toContain("folds: 0 events");
 				await tui.waitForGone("Discard retained images");
 
 				tui.type("/context-fold");

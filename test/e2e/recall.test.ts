@@ -69,7 +69,7 @@ forEachPiVersion((version) => {
 				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "build", extensions: [bundle] }));
 				const reqs = turns(s);
 				const searchAnswer = lastToolText(reqs[13] as RecordedRequest);
-				expect(searchAnswer).toContain(`search "7f3a9c21": 1 matching line(s) in 1 of`);
+				expect(searchAnswer).toContain(`search "7f3a9c21": 1 matching line in 1 of`);
 				expect(searchAnswer).toContain(`L2: ${BURIED}`);
 				// The first tool result is folded in the request that carried the search.
 				expect(foldedCodes(reqs[13] as RecordedRequest)[0]).toBe(code);

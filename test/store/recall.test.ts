@@ -114,7 +114,7 @@ describe("answerRecall", () => {
 		const a = answerRecall({ code: "a1b2c3", grep: "disk full", maxTokens: 4000 }, { index, ledger });
 		expect(a.text).toBe(
 			[
-				'{#a1b2c3} bash · 7,708 chars, 300 lines: 1 matching line(s) for "disk full"',
+				'{#a1b2c3} bash · 7,708 chars, 300 lines: 1 matching line for "disk full"',
 				"L40: line 40 of the build log",
 				"L41: line 41 of the build log",
 				"L42: line 42 of the build log ERROR: disk full",
@@ -134,10 +134,10 @@ describe("answerRecall", () => {
 		const { ledger, index } = setup();
 		const a = answerRecall({ search: "needle", maxTokens: 4000 }, { index, ledger });
 		expect(a.text).toBe(
-			'search "needle": 1 matching line(s) in 1 of 2 folded block(s).\n{#d4e5f6} bash · 23 chars, 3 lines: 1 match(es)\n  L2: beta NEEDLE',
+			'search "needle": 1 matching line in 1 of 2 folded blocks.\n{#d4e5f6} bash · 23 chars, 3 lines: 1 match\n  L2: beta NEEDLE',
 		);
 		expect(answerRecall({ search: "zzz", maxTokens: 4000 }, { index, ledger }).text).toBe(
-			'search "zzz": no match in 2 folded block(s).',
+			'search "zzz": no match in 2 folded blocks.',
 		);
 	});
 	test("grep and lines read the recorded full-output file when it exists, and say when it is gone", () => {
@@ -230,7 +230,7 @@ describe("answerRecall", () => {
 		});
 		for (const needle of ['"HI" TO', "c:\\temp", "temp\tnow", "said"]) {
 			const a = answerRecall({ search: needle, maxTokens: 1000 }, { index, ledger: new Ledger(path) });
-			expect(a.text).toContain("1 matching line(s)");
+			expect(a.text).toContain("1 matching line in");
 		}
 	});
 

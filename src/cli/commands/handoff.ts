@@ -2,14 +2,21 @@
  * `context-fold handoff <session> [--goal "..."]`: the seed file `/fold-handoff` writes, from outside
  * Pi: the goal, where the raw detail lives, and the bounded deterministic rendering of the session's
  * seed index, written beside the index as handoff-<timestamp>.md. Prints its path and how to start
- * Pi with it.
+ * Pi with it. Only the session's header is read, unless no index was ever written (the session
+ * never folded or compacted): then the index is extracted from the session's messages.
  */
 import { handoffFromIndex } from "../../core/handoff.ts";
+import { extractSeedRecord } from "../../core/seed/extract.ts";
+import { pickSessionMessages } from "../../core/seed/pick.ts";
+import type { SeedRecord } from "../../core/seed/schema.ts";
+import { plural } from "../../core/wording.ts";
 import { sha256 } from "../../store/hash.ts";
 import { sessionDataDir } from "../../store/paths.ts";
 import { readSeedIndex, SeedIndexError, writeHandoff } from "../../store/seed-index.ts";
+import { SessionFileError } from "../../store/session-file.ts";
+import { readSessionHeader, type SessionInfo } from "../../store/sessions.ts";
 import { stringFlag } from "../args.ts";
-import { remark } from "../context.ts";
+import { type CommandContext, remark } from "../context.ts";
 import { CliError, usageError } from "../errors.ts";
 import { shellQuote } from "../format.ts";
 import { println } from "../io.ts";
@@ -21,6 +28,7 @@ const USAGE = `Usage: context-fold handoff <session> [--goal TEXT] [--json]
 
 Write the seed /fold-handoff writes (the goal, where the raw detail lives, and the session's seed
 index) to <agentDir>/context-fold/<session-id>/handoff-<timestamp>.md, and say how to start Pi with it.
+A session that never folded or compacted has no index yet: it is extracted from the session itself.
 
   session          a session file path, a session id, or a unique id prefix
   --goal TEXT      what the fresh session should do (asked for in a terminal when missing)
@@ -35,21 +43,23 @@ export const handoffCommand: Command = {
 		if (args.positionals.length > 1)
 			throw usageError('handoff takes one session (quote the goal: --goal "...")', USAGE);
 		const chosen = await chooseSession(ctx, args.positionals[0], { fallback: "pick", usage: USAGE });
-		const loaded = loadSession(ctx, chosen.path);
-		const header = loaded.file.header;
-		if (header?.id == null) throw new CliError("unreadable-session", `${chosen.path} has no session id in its header`);
+		const header = headerOf(chosen.path);
+		if (header.id === null) throw new CliError("unreadable-session", `${chosen.path} has no session id in its header`);
+		const id = header.id;
 		let goal = stringFlag(args, "goal");
 		if (goal === undefined && ctx.prompts !== null) {
 			goal = await ctx.prompts.text("Goal for the fresh session", { placeholder: "what should happen next?" });
 		}
-		const dir = sessionDataDir(header.id, ctx.io.env);
-		let written: { path: string; indexPath: string; records: number; invalid: number };
+		const dir = sessionDataDir(id, ctx.io.env);
+		let written: { path: string; indexPath: string | null; records: number; invalid: number };
 		try {
-			const index = readSeedIndex(dir);
+			const read = readSeedIndex(dir);
+			// No index written (never folded or compacted): index the session's own messages instead.
+			const index = read.records.length > 0 ? read : { ...read, path: null, records: fromSession(ctx, chosen.path) };
 			const text = handoffFromIndex({
 				goal: goal ?? "",
-				parentFile: loaded.file.path,
-				sessionId: header.id,
+				parentFile: chosen.path,
+				sessionId: id,
 				index,
 				hash: sha256,
 			});
@@ -63,7 +73,7 @@ export const handoffCommand: Command = {
 		if (written.invalid > 0)
 			remark(
 				ctx,
-				`${written.invalid} line(s) of ${written.indexPath} could not be read; the seed was rendered from the valid records`,
+				`${plural(written.invalid, "line")} of ${written.indexPath} could not be read; the seed was rendered from the valid records`,
 			);
 		const cwd = header.cwd ?? ctx.io.cwd;
 		const command = `cd ${shellQuote(cwd)} && pi @${shellQuote(written.path)}`;
@@ -73,7 +83,7 @@ export const handoffCommand: Command = {
 				JSON.stringify(
 					{
 						schema: "context-fold/handoff@1",
-						session: { id: header.id, path: loaded.file.path },
+						session: { id, path: chosen.path },
 						path: written.path,
 						indexPath: written.indexPath,
 						records: written.records,
@@ -89,7 +99,9 @@ export const handoffCommand: Command = {
 		}
 		const lines = [
 			`Seed written: ${written.path}`,
-			`  from ${written.records} index record(s) in ${written.indexPath}${written.records === 0 ? " (nothing folded or compacted yet)" : ""}`,
+			written.indexPath === null
+				? "  from the session's messages (it never folded or compacted, so no seed index had been written)"
+				: `  from ${plural(written.records, "index record")} in ${written.indexPath}`,
 			"Start a fresh Pi session with it (the seed becomes the first message):",
 			`  ${command}`,
 			"Or, inside Pi: /new, then paste it (or ask the new session to read that path).",
@@ -99,3 +111,31 @@ export const handoffCommand: Command = {
 		return 0;
 	},
 };
+
+/** The session's header only: the rest of the file is read when the index has to come from it. */
+function headerOf(path: string): SessionInfo {
+	try {
+		return readSessionHeader(path);
+	} catch (error) {
+		if (error instanceof SessionFileError)
+			throw new CliError(error.code === "missing" ? "unknown-session" : "unreadable-session", error.message);
+		throw error;
+	}
+}
+
+/** One record indexing the whole active branch, as a compaction of all of it would. */
+function fromSession(ctx: CommandContext, path: string): SeedRecord[] {
+	const loaded = loadSession(ctx, path);
+	const picked = pickSessionMessages(loaded.file.branch);
+	if (picked.view.length === 0) return [];
+	return [
+		extractSeedRecord({
+			kind: "compaction",
+			seq: 1,
+			at: ctx.io.now(),
+			messages: picked.view,
+			calls: picked.calls,
+			hash: sha256,
+		}),
+	];
+}

@@ -3,21 +3,23 @@
  * directory), newest first, with size, requests, fold events and what folding saved so far: tokens
  * not sent, and their value at the provider preset's cache-read price, net of re-writes.
  */
-import { foldValue, PRICE_PRESETS } from "../../core/accounting.ts";
 import { BranchReplay } from "../../core/session/branch-state.ts";
+import { formatDollars, plural } from "../../core/wording.ts";
+import { type ModelsFile, readModelsFile } from "../../store/models-file.ts";
 import { parseIsoTime, readSessionFile } from "../../store/session-file.ts";
-import { listSessions, type SessionInfo } from "../../store/sessions.ts";
-import { boolFlag, intFlag } from "../args.ts";
+import { listSessionFiles, type SessionInfo, type UnreadableSession } from "../../store/sessions.ts";
+import { boolFlag, exclusiveFlags, intFlag } from "../args.ts";
 import { usageError } from "../errors.ts";
-import { formatAge, formatBytes, formatDollars, formatTokens, groupDigits, renderTable, shortId } from "../format.ts";
+import { formatAge, formatBytes, formatTokens, groupDigits, renderTable, shortId, uniqueIdLength } from "../format.ts";
 import { println } from "../io.ts";
+import { foldNet, pricesFor } from "../prices.ts";
 import type { Command } from "./command.ts";
-import { presetForProvider } from "./status.ts";
 
 const USAGE = `Usage: context-fold sessions [--limit N | --all] [--json]
 
 Recent sessions under the agent directory (PI_CODING_AGENT_DIR, default ~/.pi/agent), newest first,
 with size, requests, fold events and estimated savings. --session-dir lists that directory instead.
+Files there that are not readable sessions (empty, no header) are listed as unreadable.
 
   --limit N        how many sessions to read (default 20)
   --all            every session
@@ -27,13 +29,13 @@ export interface SessionRow {
 	id: string | null;
 	path: string;
 	cwd: string | null;
-	size: number;
-	modified: string;
+	size: number | null;
+	modified: string | null;
 	requests: number | null;
 	folds: number | null;
 	/** Tokens folding kept out of requests so far. */
 	maskedSent: number | null;
-	/** Dollar value of that, net of re-writes, at the provider preset; null without a preset. */
+	/** Dollar value of that, net of re-writes, at the prices `status` uses; null where status shows no net. */
 	savedNet: number | null;
 	malformed: number | null;
 	error: string | null;
@@ -46,9 +48,12 @@ export const sessionsCommand: Command = {
 	flags: { limit: { type: "string" }, all: { type: "boolean" } },
 	async run(ctx, args) {
 		if (args.positionals.length > 0) throw usageError("sessions takes no arguments", USAGE);
+		exclusiveFlags(args, ["limit", "all"], USAGE);
 		const limit = boolFlag(args, "all") ? Number.POSITIVE_INFINITY : (intFlag(args, "limit", USAGE) ?? 20);
-		const all = listSessions(ctx.places);
-		const rows = all.slice(0, limit).map(describe);
+		const found = listSessionFiles(ctx.places);
+		const all = found.sessions;
+		const models = readModelsFile(ctx.io.env);
+		const rows = [...all.slice(0, limit).map((s) => describe(s, models)), ...found.unreadable.map(unreadableRow)];
 		if (ctx.json) {
 			println(
 				ctx.io.stdout,
@@ -70,6 +75,7 @@ export const sessionsCommand: Command = {
 			return 0;
 		}
 		const now = ctx.io.now();
+		const idLength = uniqueIdLength(rows.map((r) => r.id));
 		const table = renderTable(
 			[
 				{ title: "id" },
@@ -82,24 +88,40 @@ export const sessionsCommand: Command = {
 				{ title: "project" },
 			],
 			rows.map((r) => [
-				shortId(r.id),
-				formatAge(Date.parse(r.modified), now),
-				formatBytes(r.size),
+				r.id === null && r.error !== null ? "(unreadable)" : shortId(r.id, idLength),
+				r.modified === null ? "?" : formatAge(Date.parse(r.modified), now),
+				r.size === null ? "?" : formatBytes(r.size),
 				r.requests === null ? "?" : groupDigits(r.requests),
 				r.folds === null ? "?" : String(r.folds),
 				r.maskedSent === null ? "?" : `${formatTokens(r.maskedSent)} tok`,
 				r.savedNet === null ? "—" : formatDollars(r.savedNet),
-				r.error !== null ? `${r.cwd ?? "?"}  (${r.error})` : (r.cwd ?? "?"),
+				r.error === null ? (r.cwd ?? "?") : r.id === null ? `${r.path}  (${r.error})` : `${r.cwd ?? "?"}  (${r.error})`,
 			]),
 		);
 		const more =
-			all.length > rows.length ? `\n(${all.length - rows.length} older session(s) not shown; --all lists them)` : "";
+			all.length > limit ? `\n(${plural(all.length - limit, "older session")} not shown; --all lists them)` : "";
 		println(ctx.io.stdout, `${table}${more}`);
 		return 0;
 	},
 };
 
-function describe(info: SessionInfo): SessionRow {
+function unreadableRow(u: UnreadableSession): SessionRow {
+	return {
+		id: null,
+		path: u.path,
+		cwd: null,
+		size: u.size,
+		modified: u.mtimeMs === null ? null : new Date(u.mtimeMs).toISOString(),
+		requests: null,
+		folds: null,
+		maskedSent: null,
+		savedNet: null,
+		malformed: null,
+		error: u.reason,
+	};
+}
+
+function describe(info: SessionInfo, models: ModelsFile): SessionRow {
 	const base = {
 		id: info.id,
 		path: info.path,
@@ -112,14 +134,16 @@ function describe(info: SessionInfo): SessionRow {
 		const replay = new BranchReplay(parseIsoTime);
 		for (const e of file.branch) replay.consume(e);
 		const a = replay.accounting();
-		const provider = typeof replay.lastAssistant?.provider === "string" ? replay.lastAssistant.provider : null;
-		const preset = presetForProvider(provider);
+		const last = replay.lastAssistant;
+		const provider = typeof last?.provider === "string" ? last.provider : null;
+		const model = typeof last?.model === "string" ? last.model : null;
+		const prices = pricesFor(provider, models.models.get(`${provider}/${model}`));
 		return {
 			...base,
 			requests: replay.responses,
 			folds: replay.index.layers.length,
 			maskedSent: a.maskedSent,
-			savedNet: preset === null ? null : foldValue(a, PRICE_PRESETS[preset]).net,
+			savedNet: foldNet(a, prices),
 			malformed: file.malformed,
 			error: null,
 		};

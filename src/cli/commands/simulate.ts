@@ -18,8 +18,9 @@ import { boolFlag, intFlag, stringFlag } from "../args.ts";
 import { type CommandContext, remark } from "../context.ts";
 import { CliError, usageError } from "../errors.ts";
 import { println } from "../io.ts";
+import { presetForProvider } from "../prices.ts";
 import { type LoadedSession, loadSession } from "../session-load.ts";
-import { chooseSession, resolveSessionArg } from "../session-pick.ts";
+import { chooseSession, resolveSessionArgs } from "../session-pick.ts";
 import { renderTextChart } from "../simulate-chart.ts";
 import { renderSimulationHtml } from "../simulate-html.ts";
 import {
@@ -32,7 +33,7 @@ import {
 } from "../simulate-report.ts";
 import { VERSION } from "../version.ts";
 import type { Command } from "./command.ts";
-import { presetForProvider, priceFlag } from "./status.ts";
+import { priceFlag } from "./status.ts";
 
 const USAGE = `Usage: context-fold simulate <session...> [--price anthropic|openai|gemini] [--ttl 5m|1h]
                               [--window N] [--overhead N] [--html FILE] [--json] [--table]
@@ -85,7 +86,7 @@ export const simulateCommand: Command = {
 			throw usageError(`--overhead needs a whole number of tokens, got "${overheadRaw}"`, USAGE);
 		const paths =
 			args.positionals.length > 0
-				? args.positionals.map((a) => resolveSessionArg(ctx, a))
+				? await resolveSessionArgs(ctx, args.positionals)
 				: [(await chooseSession(ctx, undefined, { fallback: "pick", usage: USAGE })).path];
 		const options = { price: price ?? "per-model", ttl };
 		const sessions: SimulatedSession[] = [];

@@ -4,20 +4,22 @@
  * the advisories the extension would give now. The status text itself is the core's renderStatus,
  * so it reads the same in both places.
  */
-import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
+import { type AccountingReport, PRICE_PRESETS, type PricePreset } from "../../core/accounting.ts";
 import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
 import type { FoldPlan } from "../../core/plan.ts";
 import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
 import { idleMinutesFor } from "../../core/settings.ts";
 import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
+import { plural } from "../../core/wording.ts";
 import { sha256 } from "../../store/hash.ts";
 import { intFlag, type ParsedArgs, stringFlag } from "../args.ts";
 import type { CommandContext } from "../context.ts";
 import { usageError } from "../errors.ts";
 import { formatBytes, groupDigits } from "../format.ts";
 import { println } from "../io.ts";
-import { type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
+import { foldNet, pricesFor, type SourcedPrices } from "../prices.ts";
+import { branchResponses, coverageNote, type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
 import { type ChosenSession, chooseSession } from "../session-pick.ts";
 import type { Command } from "./command.ts";
 
@@ -29,8 +31,7 @@ With no session, the most recent session of the current directory is used (as pi
   session          a session file path, a session id, or a unique id prefix
   --price NAME     prices for the fold-cost net (default: models.json, else the provider's preset)
   --window N       the model's context window in tokens (default: models.json, else 200000)
-  --json           one JSON document (schema context-fold/status@1)
-  --session-dir D  where sessions live (as pi --session-dir)`;
+  --json           one JSON document (schema context-fold/status@1)`;
 
 export interface StatusReport {
 	schema: "context-fold/status@1";
@@ -44,6 +45,8 @@ export interface StatusReport {
 		branchEntries: number;
 		malformed: number;
 		chosen: ChosenSession["chosen"];
+		/** The message chain is broken: every figure covers only the branch after the break. */
+		brokenChain: { line: number; missingParent: string; responses: number; fileResponses: number } | null;
 	};
 	model: { provider: string | null; model: string | null; window: number; windowSource: WindowSource };
 	position: {
@@ -70,7 +73,9 @@ export interface StatusReport {
 		maskedSent: number;
 		reprefilled: number;
 		writesReported: boolean;
-		prices: (Prices & { source: string }) | null;
+		prices: SourcedPrices | null;
+		/** Dollars folding saved so far net of re-writes, as the status text and `sessions` show it. */
+		net: number | null;
 	};
 	flags: Required<Omit<StatusFlags, "recallChurn">> & { recallChurn: string[] };
 	advisories: Array<{ kind: "idle" | "cold"; message: string }>;
@@ -125,7 +130,7 @@ export function buildStatus(
 		hash: sha256,
 	});
 	const a = replay.accounting();
-	const prices = pricesFor(loaded, provider, model, price);
+	const prices = pricesFor(provider, loaded.modelFacts(provider ?? undefined, model ?? undefined), price);
 	const lastRatio = a.perTurn.at(-1) ?? null;
 	const flags = statusFlags({
 		plan,
@@ -146,25 +151,23 @@ export function buildStatus(
 					maskedTokens: plan.maskedTokens - saved,
 					mass: Math.max(plan.mass, saved),
 				};
+	const due = pending === null ? null : { reason: pending.reason, blocks: pending.blocks.length, tokens: saved };
 	const text = renderStatus({
 		plan: shown,
+		due,
 		events: replay.index.layers.length,
 		accounting: a,
 		...(prices !== null && { prices }),
 		flags,
 	});
 	const advisories = advise(ctx, loaded, plan, a, provider);
+	const partial = coverageNote(file);
 	const header = [
 		`session ${file.header?.id ?? "(no id)"}  ${file.path}`,
+		...(partial === null ? [] : [`  ⚠ ${partial}`]),
 		`  project ${file.header?.cwd ?? "?"} · format v${file.header?.version ?? 1} · ${groupDigits(file.entryCount)} entries · ${formatBytes(file.size)}`,
 		`  model ${provider ?? "?"}/${model ?? "?"} · window ${groupDigits(window)} (${source === "default" ? "assumed; --window to set" : `from ${source}`})${prices === null ? "" : ` · prices ${prices.source}`}`,
 	];
-	const next =
-		pending === null
-			? []
-			: [
-					`  next request: context-fold would fold ${pending.blocks.length} block(s) now (${pending.reason}), ~${groupDigits(saved)} tok out of every later request`,
-				];
 	const tail = advisories.length === 0 ? [] : ["advisories:", ...advisories.map((x) => `  ⚠ ${x.message}`)];
 	const g = plan.geometry;
 	return {
@@ -179,6 +182,10 @@ export function buildStatus(
 			branchEntries: file.branch.length,
 			malformed: file.malformed,
 			chosen: chosen.chosen,
+			brokenChain:
+				file.brokenChain === null
+					? null
+					: { ...file.brokenChain, responses: branchResponses(file), fileResponses: file.responses },
 		},
 		model: { provider, model, window, windowSource: source },
 		position: {
@@ -190,7 +197,7 @@ export function buildStatus(
 			budget: g?.budget ?? null,
 			threshold: g?.threshold ?? null,
 			step: g?.step ?? null,
-			pendingFold: pending === null ? null : { reason: pending.reason, blocks: pending.blocks.length, tokens: saved },
+			pendingFold: due,
 		},
 		folds: {
 			events: replay.index.layers.length,
@@ -206,37 +213,25 @@ export function buildStatus(
 			})),
 		},
 		cache: { sessionRatio: a.sessionRatio, lastRatio, responses: a.responses },
-		foldCost: { maskedSent: a.maskedSent, reprefilled: a.reprefilled, writesReported: a.writesReported, prices },
+		foldCost: {
+			maskedSent: a.maskedSent,
+			reprefilled: a.reprefilled,
+			writesReported: a.writesReported,
+			prices,
+			net: foldNet(a, prices),
+		},
 		flags,
 		advisories,
-		text: [...header, text, ...next, ...tail, ...invalidNote(replay.invalidRecords)].join("\n"),
+		text: [...header, text, ...tail, ...invalidNote(replay.invalidRecords)].join("\n"),
 	};
 }
 
 function invalidNote(n: number): string[] {
-	return n === 0 ? [] : [`note: ${n} ${FOLD_ENTRY_TYPE} record(s) in the session failed validation and were ignored`];
-}
-
-/** Prices for the net line: the model's own (models.json), an explicit preset, or the provider's preset. */
-function pricesFor(
-	loaded: LoadedSession,
-	provider: string | null,
-	model: string | null,
-	price: PricePreset | undefined,
-): (Prices & { source: string }) | null {
-	if (price !== undefined) return { ...PRICE_PRESETS[price], source: `--price ${price}` };
-	const own = loaded.modelFacts(provider ?? undefined, model ?? undefined)?.prices;
-	if (own !== undefined && own.input + own.output > 0) return { ...own, source: "models.json" };
-	const preset = presetForProvider(provider);
-	return preset === null ? null : { ...PRICE_PRESETS[preset], source: `${preset} preset` };
-}
-
-export function presetForProvider(provider: string | null): PricePreset | null {
-	if (provider === null) return null;
-	if (/anthropic|bedrock|claude/i.test(provider)) return "anthropic";
-	if (/openai|codex|azure/i.test(provider)) return "openai";
-	if (/google|gemini|vertex/i.test(provider)) return "gemini";
-	return null;
+	return n === 0
+		? []
+		: [
+				`note: ${plural(n, `${FOLD_ENTRY_TYPE} record`)} in the session failed validation and ${n === 1 ? "was" : "were"} ignored`,
+			];
 }
 
 function advise(

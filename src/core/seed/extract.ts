@@ -12,7 +12,7 @@ import { findRiskLines } from "../lexicon.ts";
 import { clipTo } from "../values.ts";
 import { parseCallBlocks, readCall, type SeedToolCall } from "./calls.ts";
 import { FileTally } from "./file-tally.ts";
-import { cleanPath, findPaths, harvestTokens, numberClass, Tally } from "./harvest.ts";
+import { cleanPath, findPaths, harvestTokens, numberClass, Tally, withoutPiTempFiles } from "./harvest.ts";
 import { scanSecrets } from "./redact.ts";
 import {
 	emptyOmitted,
@@ -151,8 +151,10 @@ class RecordBuilder {
 			if (line.length > 0 && !this.errors.has(line))
 				this.errors.set(line, { ...(ref && { ref }), tier, at: this.order++ });
 		}
-		for (const p of findPaths(text)) this.files.add(p, "output");
-		harvestTokens(text, this.identifiers, this.numbers);
+		// Pi's own temporary files (full-output logs and the like) are not the project's: leave them out.
+		const harvested = withoutPiTempFiles(text);
+		for (const p of findPaths(harvested)) this.files.add(p, "output");
+		harvestTokens(harvested, this.identifiers, this.numbers);
 		if (this.fold || message.entryId === null) return;
 		this.spans.push({
 			entryId: message.entryId,

@@ -86,10 +86,45 @@ export function findPaths(text: string): string[] {
 	return out;
 }
 
+/**
+ * Pi's own temporary files: `<tmpdir>/pi-bash-<16 hex>.log` for a truncated bash result's full
+ * output (and the same scheme for its other output files). They name no file of the project, and
+ * their random hex is no identifier: the index leaves them out.
+ */
+const PI_TEMP_FILE = /(?:^|\/)pi-[a-z]+(?:-[a-z]+)*-[0-9a-f]{8,}\.[A-Za-z0-9]+$/;
+const PI_TEMP_NAME = /pi-[a-z]+(?:-[a-z]+)*-[0-9a-f]{8,}\.[A-Za-z0-9]+/g;
+/** Pi's note under a truncated bash result: its line counts are Pi's, not the output's. Bounded: no backtracking blow-up. */
+const PI_TRUNCATION_NOTE = /\[Showing [^\]\n]{0,200}Full output: [^\]\n]{1,4096}\]/g;
+
+export function isPiTempFile(path: string): boolean {
+	return PI_TEMP_FILE.test(path);
+}
+
+/**
+ * Text without Pi's truncation notes and temporary file paths (directory included), for harvesting
+ * paths, identifiers and numbers. Linear: each name is found by its literal start, then widened left
+ * over the path characters before it.
+ */
+export function withoutPiTempFiles(text: string): string {
+	if (!text.includes("pi-")) return text;
+	const noted = text.replace(PI_TRUNCATION_NOTE, " ");
+	let out = "";
+	let last = 0;
+	for (const m of noted.matchAll(PI_TEMP_NAME)) {
+		let start = m.index;
+		// "api-…" is not Pi's: the name starts the path or follows a slash.
+		if (start > 0 && isPathChar(noted.charCodeAt(start - 1)) && noted[start - 1] !== "/") continue;
+		while (start > last && isPathChar(noted.charCodeAt(start - 1))) start--;
+		out += `${noted.slice(last, start)} `;
+		last = m.index + m[0].length;
+	}
+	return out + noted.slice(last);
+}
+
 export function cleanPath(raw: string): string | null {
 	const path = raw.replace(/[.-]+$/, "");
 	if (path.length < 3 || path.length > SEED_LIMITS.files.chars || !/[A-Za-z]/.test(path)) return null;
-	if (path.includes("[secret:")) return null;
+	if (path.includes("[secret:") || isPiTempFile(path)) return null;
 	const slash = path.lastIndexOf("/");
 	if (slash < 0 && CODE_STEMS.has(path.slice(0, path.indexOf(".")))) return null;
 	const last = path.slice(slash + 1);

@@ -4,7 +4,7 @@
  */
 import { blockKey, type ViewMessage } from "../blocks.ts";
 import type { FrozenLayer, MaskIndex } from "../layers.ts";
-import type { PiMessage } from "../session/view.ts";
+import { buildView, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { SeedToolCall } from "./calls.ts";
 
 /**
@@ -74,4 +74,19 @@ export function withoutFolded(m: ViewMessage, index: MaskIndex): ViewMessage {
 	const covered = (j: number) => index.byKey.has(blockKey(entryId, j)) || index.pinned.has(blockKey(entryId, j));
 	if (!m.blocks.some((_, j) => covered(j))) return m;
 	return { ...m, blocks: m.blocks.map((b, j) => (covered(j) ? { kind: "other" as const, text: "" } : b)) };
+}
+
+/**
+ * Every message of a branch, for one record that indexes a whole session: what `context-fold
+ * handoff` extracts when the session never folded or compacted, so no seed index was written.
+ */
+export function pickSessionMessages(branch: readonly PiEntry[]): { view: ViewMessage[]; calls: SeedToolCall[] } {
+	const ids = new Map<PiMessage, string>();
+	const messages: PiMessage[] = [];
+	for (const e of branch) {
+		if (e.type !== "message" || e.message === undefined) continue;
+		ids.set(e.message, e.id);
+		messages.push(e.message);
+	}
+	return { view: buildView(messages, (m) => ids.get(m) ?? null), calls: toolCallsOf(messages) };
 }
