@@ -1,16 +1,7 @@
 // Shared pieces of the CLI tests: in-memory I/O for main(argv, io), a private agent directory with
-// sessions in Pi's layout, the real traces (skipped, saying so, when ../shared/traces is absent),
-// and a copy of a trace carrying the fold records the extension would have written.
-import {
-	copyFileSync,
-	existsSync,
-	mkdirSync,
-	mkdtempSync,
-	readFileSync,
-	rmSync,
-	utimesSync,
-	writeFileSync,
-} from "node:fs";
+// sessions in Pi's layout, the real traces (vendored in test/fixtures/traces, decompressed to a
+// temporary directory), and a copy of a trace carrying the fold records the extension would have written.
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
@@ -23,17 +14,14 @@ import { replaySession } from "../../src/core/simulate/replay.ts";
 import { sha256Hex } from "../../src/store/originals.ts";
 import { defaultSessionDir } from "../../src/store/paths.ts";
 import { parseIsoTime } from "../../src/store/session-file.ts";
+import { TRACE_FILES, tracePath } from "../helpers/traces.ts";
 
 export const REPO = join(import.meta.dir, "../..");
-export const TRACES = join(REPO, "../shared/traces");
-export const HAVE_TRACES = existsSync(join(TRACES, "pi__pi-mono__large-session.jsonl"));
-if (!HAVE_TRACES) console.warn(`[cli tests] ${TRACES} is absent: the tests on real traces are skipped`);
-
 export const TRACE = {
-	largeV1: join(TRACES, "pi__pi-mono__large-session.jsonl"),
-	largeV3: join(TRACES, "pi__pi-mono__large-session.v3.jsonl"),
-	compactV1: join(TRACES, "pi__pi-mono__before-compaction.jsonl"),
-	compactV3: join(TRACES, "pi__pi-mono__before-compaction.v3.jsonl"),
+	largeV1: tracePath(TRACE_FILES.largeV1),
+	largeV3: tracePath(TRACE_FILES.largeV3),
+	compactV1: tracePath(TRACE_FILES.compactV1),
+	compactV3: tracePath(TRACE_FILES.compactV3),
 } as const;
 
 /** The traces' project directory and ids, as their headers say. */

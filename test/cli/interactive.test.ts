@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli/main.ts";
 import { sessionDataDir } from "../../src/store/paths.ts";
-import { COMPACT_ID, HAVE_TRACES, type MemIo, memIo, TRACE_CWD, type TraceAgent, traceAgent } from "./helpers.ts";
+import { COMPACT_ID, type MemIo, memIo, TRACE_CWD, type TraceAgent, traceAgent } from "./helpers.ts";
 
 const DOWN = "\x1b[B";
 const ENTER = "\r";
@@ -32,9 +32,7 @@ async function drive(argv: string[], io: MemIo, script: Array<[RegExp, string]>)
 	return done;
 }
 
-const describeTraces = HAVE_TRACES ? describe : describe.skip;
-
-describeTraces("interactive, in a terminal", () => {
+describe("interactive, in a terminal", () => {
 	let agent: TraceAgent;
 	beforeAll(() => {
 		agent = traceAgent();

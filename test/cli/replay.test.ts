@@ -15,7 +15,7 @@ import { replaySession } from "../../src/core/simulate/replay.ts";
 import { billReplay } from "../../src/core/simulate/summary.ts";
 import { sha256Hex } from "../../src/store/originals.ts";
 import { parseIsoTime } from "../../src/store/session-file.ts";
-import { agentDir, HAVE_TRACES, TRACE, withFoldRecords } from "./helpers.ts";
+import { agentDir, TRACE, withFoldRecords } from "./helpers.ts";
 
 const sandbox = agentDir();
 afterAll(() => sandbox.cleanup());
@@ -41,7 +41,7 @@ describe("BranchReplay equals the extension's BranchState", () => {
 	});
 
 	for (const name of ["largeV3", "compactV3", "largeV1"] as const) {
-		test.skipIf(!HAVE_TRACES)(`${name}, with fold records, an unfold and a bad record added`, () => {
+		test(`${name}, with fold records, an unfold and a bad record added`, () => {
 			const path = join(sandbox.root, `${name}.jsonl`);
 			if (name === "largeV1") {
 				// v1 cannot carry fold records (Pi migrates a file before anything appends to it).
@@ -91,7 +91,7 @@ describe("BranchReplay equals the extension's BranchState", () => {
 });
 
 describe("replay", () => {
-	test.skipIf(!HAVE_TRACES)("a session recorded with context-fold replays to the very same layers", () => {
+	test("a session recorded with context-fold replays to the very same layers", () => {
 		const path = join(sandbox.root, "recorded.jsonl");
 		const written = withFoldRecords(TRACE.compactV3, path);
 		const replay = replayOf(path);
@@ -102,7 +102,7 @@ describe("replay", () => {
 		expect(sim.summary.recorded).toMatchObject({ layers: written.layers, identicalLayers: written.layers });
 	});
 
-	test.skipIf(!HAVE_TRACES)("v1 and v3 of a trace replay to the same fold events and totals", () => {
+	test("v1 and v3 of a trace replay to the same fold events and totals", () => {
 		for (const [v1, v3] of [
 			[TRACE.largeV1, TRACE.largeV3],
 			[TRACE.compactV1, TRACE.compactV3],
@@ -113,7 +113,7 @@ describe("replay", () => {
 		}
 	});
 
-	test.skipIf(!HAVE_TRACES)("the traces: the ladder fires as documented, and the same way every time", () => {
+	test("the traces: the ladder fires as documented, and the same way every time", () => {
 		for (const path of [TRACE.largeV3, TRACE.compactV3]) {
 			const a = replayOf(path);
 			const b = replayOf(path);
@@ -136,7 +136,7 @@ describe("replay", () => {
 		}
 	});
 
-	test.skipIf(!HAVE_TRACES)("a 484-request trace replays and bills in well under a second", () => {
+	test("a 484-request trace replays and bills in well under a second", () => {
 		const started = performance.now();
 		const sim = billReplay(replayOf(TRACE.compactV3), billingModel("openai", "1h"));
 		const ms = performance.now() - started;
