@@ -22,9 +22,10 @@ import {
 	symlinkSync,
 	writeFileSync,
 } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ensureCli } from "../cli/build.ts";
+import { userNpmConfig } from "../helpers/npm.ts";
 import { ensureBundle, REPO } from "./cf.ts";
 import {
 	expectSuccess,
@@ -93,14 +94,6 @@ beforeAll(() => {
 }, 120_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** A setting of the npm this machine's user has (their HOME, not the sandbox's), e.g. its CA file or cache. */
-function userNpmConfig(key: string): string {
-	return execFileSync("npm", ["config", "get", key], {
-		env: { ...process.env, HOME: userInfo().homedir },
-		encoding: "utf8",
-	}).trim();
-}
 
 /**
  * npm as Pi runs it for a git install, configured as this machine's user has it (the sandbox's HOME
@@ -178,7 +171,7 @@ test("prepare builds in a clone the very bundle `npm run build` builds", () => {
 	expect(git(clone, "status", "--porcelain")).toBe("");
 });
 
-test("npx context-fold runs the packed CLI on Node 22, with nothing else installed", () => {
+test("the packed CLI runs on Node 22 through npm's bin (npx context-fold) and installed with npm install -g", () => {
 	const project = join(work, "project");
 	mkdirSync(project);
 	writeFileSync(join(project, "package.json"), '{"name":"p","version":"1.0.0","private":true}');
@@ -197,6 +190,11 @@ test("npx context-fold runs the packed CLI on Node 22, with nothing else install
 		npm(["exec", "--offline", "--", "context-fold", "sessions", "--json", "--session-dir", project]),
 	);
 	expect(sessions).toMatchObject({ schema: "context-fold/sessions@1", total: 0 });
+	// As a command on PATH: `npm install -g` of the tarball (into a private prefix here).
+	const prefix = join(work, "global");
+	npm(["install", "-g", "--prefix", prefix, "--offline", "--ignore-scripts", "--no-audit", "--no-fund", tarball]);
+	const env = { ...process.env, PATH: `${dirname(NODE_BIN)}:${process.env.PATH}` };
+	expect(execFileSync(join(prefix, "bin/context-fold"), ["--version"], { encoding: "utf8", env }).trim()).toBe(version);
 }, 60_000);
 
 interface InstallForm {
