@@ -4,7 +4,7 @@
  * environment, as in Pi), and the context window of its model.
  */
 
-import { BranchReplay, FOLD_ENTRY_TYPE } from "../core/session/replay.ts";
+import { BranchReplay, FOLD_ENTRY_TYPE } from "../core/session/branch-state.ts";
 import type { ResolvedSettings } from "../core/settings.ts";
 import { type ModelFacts, readModelsFile } from "../store/models-file.ts";
 import { parseIsoTime, readSessionFile, type SessionFile, SessionFileError } from "../store/session-file.ts";
@@ -62,14 +62,20 @@ export function loadSession(
 	if (skipped !== null) remark(ctx, skipped);
 	const settings = loadSettings(ctx.io.env);
 	for (const w of settings.warnings) remark(ctx, `setting ignored: ${w.message}`);
-	const replay = new BranchReplay(parseIsoTime);
-	for (const entry of file.branch) replay.consume(entry);
+	// Replayed on first use only: simulate replays the branch its own way, and handoff needs none of it.
+	let replay: BranchReplay | undefined;
 	const models = readModelsFile(ctx.io.env);
 	const facts = (p: string | undefined, m: string | undefined) =>
 		p !== undefined && m !== undefined ? models.models.get(`${p}/${m}`) : undefined;
 	return {
 		file,
-		replay,
+		get replay() {
+			if (replay === undefined) {
+				replay = new BranchReplay(parseIsoTime);
+				for (const entry of file.branch) replay.consume(entry);
+			}
+			return replay;
+		},
 		settings,
 		windowFor(provider, model) {
 			if (window !== undefined) return { window, source: "--window" };

@@ -3,7 +3,7 @@
  * saves on each later request, and what the provider billed again because the fold rewrote the
  * prefix), plus the wire watchdog. Pure: the adapter (and the CLI) feed it the branch's events.
  */
-import { MAX_REPORTED_TOKENS } from "./tokens.ts";
+import { MAX_REPORTED_TOKENS, type Usage } from "./tokens.ts";
 
 export interface Prices {
 	/** US dollars per million tokens. */
@@ -21,13 +21,6 @@ export const PRICE_PRESETS = {
 } as const satisfies Record<string, Prices>;
 
 export type PricePreset = keyof typeof PRICE_PRESETS;
-
-export interface Usage {
-	input: number;
-	output: number;
-	cacheRead: number;
-	cacheWrite: number;
-}
 
 export type AccountingEvent =
 	| { type: "response"; usage: Usage; timestamp: number; warm?: boolean }

@@ -12,9 +12,11 @@
  * The same model backs `context-fold simulate`; a benchmark can feed it the requests a fake provider
  * received, so both count the same way.
  */
-import { costOf, PRICE_PRESETS, type PricePreset, type Prices, type Usage } from "./accounting.ts";
+import { costOf, PRICE_PRESETS, type PricePreset, type Prices } from "./accounting.ts";
 import type { ViewMessage } from "./blocks.ts";
+import type { Usage } from "./tokens.ts";
 import { CHARS_PER_TOKEN, IMAGE_TOKEN_ESTIMATE } from "./tokens.ts";
+import { commonPrefixLength } from "./values.ts";
 
 export type CacheStyle = "write" | "uncached";
 export type CacheTtl = "5m" | "1h";
@@ -153,11 +155,4 @@ export function sharedPrefix(a: readonly string[], b: readonly string[]): { char
 	}
 	if (i < n) chars += commonPrefixLength(a[i] as string, b[i] as string);
 	return { chars, parts: i };
-}
-
-export function commonPrefixLength(a: string, b: string): number {
-	const n = Math.min(a.length, b.length);
-	let i = 0;
-	while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
-	return i;
 }

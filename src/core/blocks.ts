@@ -4,7 +4,7 @@
  * a tool result, and assistant thinking.
  */
 import type { DigestFacts } from "./digest.ts";
-import { estimateTokens, IMAGE_TOKEN_ESTIMATE } from "./tokens.ts";
+import { estimateTokens, IMAGE_TOKEN_ESTIMATE, type Usage } from "./tokens.ts";
 
 export type BlockKind = "text" | "thinking" | "image" | "toolCall" | "other";
 
@@ -27,13 +27,6 @@ export interface ViewBlock {
 	facts?: DigestFacts;
 }
 
-export interface ViewUsage {
-	input: number;
-	output: number;
-	cacheRead: number;
-	cacheWrite: number;
-}
-
 export interface ViewMessage {
 	/** Pi role: user, assistant, toolResult, custom, bashExecution, compactionSummary, ... */
 	role: string;
@@ -49,7 +42,7 @@ export interface ViewMessage {
 	fullOutputPath?: string;
 	blocks: ViewBlock[];
 	/** Provider-reported usage, on assistant messages. */
-	usage?: ViewUsage;
+	usage?: Usage;
 	/** Assistant stop reason: error and aborted responses carry no usable usage. */
 	stopReason?: string;
 }
@@ -80,7 +73,6 @@ export function blockKey(entryId: string, blockIndex: number): string {
 	return `${entryId}:${blockIndex}`;
 }
 
-/** Whether a block is of a maskable kind at all (position and freshness are checked elsewhere). */
 /**
  * How thinking may be folded for the provider the request goes to. Providers reject or ignore a
  * signed block whose text changed, each in its own way (see docs/pi-api-surface.md):
@@ -92,6 +84,7 @@ export function blockKey(entryId: string, blockIndex: number): string {
  */
 export type ThinkingPolicy = "drop-signature" | "keep-signature" | "unsigned-only" | "skip";
 
+/** Whether a block is of a maskable kind at all (position and freshness are checked elsewhere). */
 export function isMaskableKind(
 	message: ViewMessage,
 	block: ViewBlock,
@@ -114,10 +107,15 @@ export function isMaskableKind(
 	return false;
 }
 
-export function promptTokensOf(usage: ViewUsage): number {
+export function promptTokensOf(usage: Usage): number {
 	return nonNegative(usage.input) + nonNegative(usage.cacheRead) + nonNegative(usage.cacheWrite);
 }
 
 export function nonNegative(n: number): number {
 	return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+/** An assistant message that did not fail or get aborted: it was delivered, and its usage is a measurement. */
+export function isSuccessfulResponse(m: { role: string; stopReason?: unknown }): boolean {
+	return m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted";
 }

@@ -29,7 +29,12 @@ export function foldMarker(code: string): string {
  * in use the code grows by two characters, so resolution depends only on the committed history.
  */
 export function deriveCode(hash: Hash, entryId: string, blockIndex: number, taken: ReadonlySet<string>): string {
-	const digest = hash(`context-fold:${entryId}:${blockIndex}`);
+	return codeFromIdentity(hash, `context-fold:${entryId}:${blockIndex}`, taken);
+}
+
+/** The code rule itself, for any identity string (tool-call inputs add their argument path). */
+export function codeFromIdentity(hash: Hash, identity: string, taken: ReadonlySet<string>): string {
+	const digest = hash(identity);
 	for (let len = CODE_LENGTH; len <= digest.length; len += 2) {
 		const code = digest.slice(0, len);
 		if (!taken.has(code)) return code;
@@ -131,10 +136,17 @@ function quoteCall(summary: string): string {
 	return `\`${clip(oneLine, CALL_SUMMARY_MAX_CHARS).replace(/`/g, "'")}\``;
 }
 
-/** Keep the first `max` characters and say how many were cut. */
+/**
+ * Keep the first `max` characters and say how many were cut. A cut never splits a surrogate pair:
+ * a lone surrogate is not valid UTF-16 text, and tool-call arguments reach providers as JSON without
+ * Pi's surrogate sanitizing.
+ */
 export function clip(text: string, max: number): string {
 	if (text.length <= max) return text;
-	return `${text.slice(0, max)}…[+${text.length - max} chars]`;
+	let cut = max;
+	const last = text.charCodeAt(cut - 1);
+	if (cut > 0 && last >= 0xd800 && last <= 0xdbff) cut--;
+	return `${text.slice(0, cut)}…[+${text.length - cut} chars]`;
 }
 
 /** UTF-8 byte length without an encoder: the extent recorded for every folded block. */

@@ -3,8 +3,9 @@
  * accounting events. One implementation, shared by the extension's BranchState and the CLI's
  * BranchReplay, so the two can never count differently.
  */
-import { type AccountingEvent, type AccountingReport, accountSession, type Usage } from "./accounting.ts";
+import { type AccountingEvent, type AccountingReport, accountSession } from "./accounting.ts";
 import { addRecord, emptyIndex, type FoldRecord, type MaskIndex } from "./layers.ts";
+import type { Usage } from "./tokens.ts";
 import { estimateTokens, MAX_REPORTED_TOKENS } from "./tokens.ts";
 
 export class FoldTelemetry {

@@ -4,6 +4,7 @@
  * never change after commit, which is what keeps the outgoing prefix byte-stable.
  */
 import { blockKey } from "./blocks.ts";
+import { finiteOr0, isRecord } from "./values.ts";
 
 export const FOLD_STATE_VERSION = 1;
 
@@ -70,13 +71,6 @@ export function emptyIndex(): MaskIndex {
 	return { byKey: new Map(), byCode: new Map(), pinned: new Set(), layers: [], unfolded: new Set() };
 }
 
-/** Build the index from records in branch order. Later records never override earlier masks. */
-export function indexRecords(records: readonly FoldRecord[]): MaskIndex {
-	const index = emptyIndex();
-	for (const record of records) addRecord(index, record);
-	return index;
-}
-
 /** Add one record to an index in place (used when a fold event or unfold commits). */
 export function addRecord(index: MaskIndex, record: FoldRecord): void {
 	if (record.type === "layer") {
@@ -101,7 +95,7 @@ export function addRecord(index: MaskIndex, record: FoldRecord): void {
 
 /** Validate an untrusted record (from a session file). Returns null when it is not ours or malformed. */
 export function parseFoldRecord(data: unknown): FoldRecord | null {
-	if (!isObject(data)) return null;
+	if (!isRecord(data)) return null;
 	if (typeof data.v !== "number" || data.v < 1 || data.v > FOLD_STATE_VERSION) return null;
 	if (data.type === "unfold") {
 		if (!Array.isArray(data.codes) || !data.codes.every((c) => typeof c === "string")) return null;
@@ -122,14 +116,14 @@ export function parseFoldRecord(data: unknown): FoldRecord | null {
 		seq: data.seq,
 		reason: data.reason,
 		lastResponseAt: data.lastResponseAt,
-		usageBefore: num(data.usageBefore),
-		usageAfter: num(data.usageAfter),
+		usageBefore: finiteOr0(data.usageBefore),
+		usageAfter: finiteOr0(data.usageAfter),
 		blocks,
 	};
 }
 
 function isMaskedBlock(b: unknown): b is MaskedBlock {
-	if (!isObject(b)) return false;
+	if (!isRecord(b)) return false;
 	return (
 		typeof b.code === "string" &&
 		/^[0-9a-f]{6,64}$/.test(b.code) &&
@@ -149,12 +143,4 @@ function isMaskedBlock(b: unknown): b is MaskedBlock {
 		(b.toolCallId === undefined || typeof b.toolCallId === "string") &&
 		(b.fullOutputPath === undefined || typeof b.fullOutputPath === "string")
 	);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-	return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-function num(v: unknown): number {
-	return typeof v === "number" && Number.isFinite(v) ? v : 0;
 }

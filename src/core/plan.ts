@@ -5,6 +5,7 @@
 import {
 	blockKey,
 	blockTokens,
+	isSuccessfulResponse,
 	MESSAGE_OVERHEAD_TOKENS,
 	nonNegative,
 	promptTokensOf,
@@ -14,7 +15,7 @@ import {
 import { deriveCode, type Hash, renderDigest, utf8Length } from "./digest.ts";
 import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock, type MaskIndex } from "./layers.ts";
 import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
-import { DIGEST_TOKEN_ESTIMATE, selectCandidates } from "./policy/select.ts";
+import { type Candidate, DIGEST_TOKEN_ESTIMATE, selectCandidates } from "./policy/select.ts";
 import type { Settings } from "./settings.ts";
 import { estimateTokens, MAX_REPORTED_TOKENS } from "./tokens.ts";
 
@@ -73,62 +74,18 @@ export interface FoldPlan {
 
 export function planFold(input: PlanInput): FoldPlan {
 	const { messages, index } = input;
-	const substitutions: Substitution[] = [];
-	const tokensPerMessage: number[] = new Array(messages.length);
-	let maskedBlocks = 0;
-	let maskedTokens = 0;
-	let lastOk = -1;
-	let lastOkAt = 0;
-	let latestCompaction = Number.NEGATIVE_INFINITY;
-	let lastUser = -1;
 	const thinking = input.thinking ?? "unsigned-only";
-
-	// One pass over message headers: frozen substitutions, token counts, response positions.
-	for (let i = 0; i < messages.length; i++) {
-		const m = messages[i] as ViewMessage;
-		let tokens = MESSAGE_OVERHEAD_TOKENS;
-		for (let j = 0; j < m.blocks.length; j++) {
-			const block = m.blocks[j];
-			if (block === undefined) continue;
-			if (m.entryId !== null && (block.kind === "text" || block.kind === "thinking") && index.byKey.size > 0) {
-				const masked = index.byKey.get(blockKey(m.entryId, j));
-				// The length check is a cheap guard against an id reused for different content.
-				if (masked !== undefined && masked.chars === block.text.length && kindMatches(masked, m.role, block.kind)) {
-					substitutions.push({
-						messageIndex: i,
-						blockIndex: j,
-						code: masked.code,
-						text: masked.digest,
-						dropSignature: block.signed === true && thinking === "drop-signature",
-					});
-					const digestTokens = estimateTokens(masked.digest.length);
-					tokens += digestTokens;
-					maskedBlocks++;
-					maskedTokens += Math.max(0, masked.tokens - digestTokens);
-					continue;
-				}
-			}
-			tokens += blockTokens(block);
-		}
-		tokensPerMessage[i] = tokens;
-		if (m.role === "user") lastUser = i;
-		if (m.role === "compactionSummary") latestCompaction = Math.max(latestCompaction, m.timestamp);
-		if (m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted") {
-			lastOk = i;
-			lastOkAt = Math.max(lastOkAt, m.timestamp);
-		}
-	}
-
-	const usage = readUsage(messages, tokensPerMessage, latestCompaction);
+	const frozen = applyFrozenLayers(messages, index, thinking);
+	const usage = readUsage(messages, frozen.tokensPerMessage, frozen.latestCompaction);
 	const geometry = ladderGeometry(input.settings, input.window, input.everCacheRead);
-	const protectedFrom = geometry === null ? 0 : protectedTailStart(tokensPerMessage, geometry.tail);
+	const protectedFrom = geometry === null ? 0 : protectedTailStart(frozen.tokensPerMessage, geometry.tail);
 	const { candidates, mass } = selectCandidates({
 		messages,
 		index,
 		protectedFrom,
-		deliveredBefore: Math.max(lastOk, 0),
+		deliveredBefore: Math.max(frozen.lastOk, 0),
 		thinking,
-		lastUser,
+		lastUser: frozen.lastUser,
 	});
 	const lastLayer = index.layers[index.layers.length - 1];
 	const cooldown = lastLayer !== undefined && responsesSince(messages, lastLayer.lastResponseAt) <= 1;
@@ -136,30 +93,138 @@ export function planFold(input: PlanInput): FoldPlan {
 
 	const base = {
 		type: "fold-plan" as const,
-		substitutions,
+		substitutions: frozen.substitutions,
 		usage,
 		geometry,
 		armed: decision.armed,
 		mass: Math.max(0, mass),
-		maskedBlocks,
-		maskedTokens,
+		maskedBlocks: frozen.maskedBlocks,
+		maskedTokens: frozen.maskedTokens,
 	};
 	if (decision.state !== "fold" || decision.reason === undefined || candidates.length === 0) {
 		return { ...base, state: decision.state, layer: null, usageAfter: usage.tokens };
 	}
+	const commit = commitCandidates(input, candidates, thinking);
+	if (commit.blocks.length === 0) return { ...base, state: "accumulating", layer: null, usageAfter: usage.tokens };
 
-	// Commit a layer: render every candidate's digest and record its identity.
-	const taken = new Set(index.byCode.keys());
-	const blocks: MaskedBlock[] = [];
-	let saved = 0;
+	const usageAfter = Math.max(0, usage.tokens - commit.saved);
+	const layer: FrozenLayer = {
+		type: "layer",
+		v: FOLD_STATE_VERSION,
+		seq: (lastLayer?.seq ?? 0) + 1,
+		reason: decision.reason,
+		lastResponseAt: frozen.lastOkAt,
+		usageBefore: usage.tokens,
+		usageAfter,
+		blocks: commit.blocks,
+	};
+	return {
+		...base,
+		substitutions: [...frozen.substitutions, ...commit.substitutions],
+		state: "fold",
+		layer,
+		usageAfter,
+		mass: Math.max(0, commit.leftover),
+		maskedBlocks: frozen.maskedBlocks + commit.blocks.length,
+		maskedTokens: frozen.maskedTokens + commit.saved,
+	};
+}
+
+/** What the layers already frozen do to a request, and the positions the ladder reads, in one pass. */
+export interface FrozenPass {
+	/** The frozen layers' substitutions, in message order. */
+	substitutions: Substitution[];
+	/** Each message's tokens with the frozen digests in place. */
+	tokensPerMessage: number[];
+	/** Blocks the frozen layers mask in this request, and the tokens that saves. */
+	maskedBlocks: number;
+	maskedTokens: number;
+	/** Index and timestamp of the newest successful response (-1 and 0 without one). */
+	lastOk: number;
+	lastOkAt: number;
+	/** Index of the newest user message (-1 without one). */
+	lastUser: number;
+	/** Timestamp of the newest compaction summary (-Infinity without one). */
+	latestCompaction: number;
+}
+
+/**
+ * Re-apply the frozen layers' stored digests (byte for byte, never re-rendered) to a request, and
+ * count its tokens. `simulate` calls this too, to know what the recorded layers saved.
+ */
+export function applyFrozenLayers(
+	messages: readonly ViewMessage[],
+	index: MaskIndex,
+	thinking: ThinkingPolicy,
+): FrozenPass {
+	const pass: FrozenPass = {
+		substitutions: [],
+		tokensPerMessage: new Array(messages.length),
+		maskedBlocks: 0,
+		maskedTokens: 0,
+		lastOk: -1,
+		lastOkAt: 0,
+		lastUser: -1,
+		latestCompaction: Number.NEGATIVE_INFINITY,
+	};
+	for (let i = 0; i < messages.length; i++) {
+		const m = messages[i] as ViewMessage;
+		let tokens = MESSAGE_OVERHEAD_TOKENS;
+		for (let j = 0; j < m.blocks.length; j++) {
+			const block = m.blocks[j];
+			if (block === undefined) continue;
+			const masked =
+				m.entryId !== null && (block.kind === "text" || block.kind === "thinking") && index.byKey.size > 0
+					? index.byKey.get(blockKey(m.entryId, j))
+					: undefined;
+			// The length check is a cheap guard against an id reused for different content.
+			if (masked !== undefined && masked.chars === block.text.length && kindMatches(masked, m.role, block.kind)) {
+				pass.substitutions.push({
+					messageIndex: i,
+					blockIndex: j,
+					code: masked.code,
+					text: masked.digest,
+					dropSignature: block.signed === true && thinking === "drop-signature",
+				});
+				const digestTokens = estimateTokens(masked.digest.length);
+				tokens += digestTokens;
+				pass.maskedBlocks++;
+				pass.maskedTokens += Math.max(0, masked.tokens - digestTokens);
+				continue;
+			}
+			tokens += blockTokens(block);
+		}
+		pass.tokensPerMessage[i] = tokens;
+		if (m.role === "user") pass.lastUser = i;
+		if (m.role === "compactionSummary") pass.latestCompaction = Math.max(pass.latestCompaction, m.timestamp);
+		if (isSuccessfulResponse(m)) {
+			pass.lastOk = i;
+			pass.lastOkAt = Math.max(pass.lastOkAt, m.timestamp);
+		}
+	}
+	return pass;
+}
+
+interface Commit {
+	blocks: MaskedBlock[];
+	substitutions: Substitution[];
+	/** Tokens the new layer takes out of the request. */
+	saved: number;
 	/** Mass of candidates this event could not fold (rejected at commit): what the gauge shows next. */
-	let leftover = 0;
+	leftover: number;
+}
+
+/** Render every candidate's digest and record its identity: the new layer's blocks. */
+function commitCandidates(input: PlanInput, candidates: readonly Candidate[], thinking: ThinkingPolicy): Commit {
+	const { messages, index } = input;
+	const taken = new Set(index.byCode.keys());
+	const out: Commit = { blocks: [], substitutions: [], saved: 0, leftover: 0 };
 	for (const c of candidates) {
 		const m = messages[c.messageIndex] as ViewMessage;
 		const block = m.blocks[c.blockIndex];
 		if (block === undefined || m.entryId === null) continue;
 		if (input.verify !== undefined && !input.verify(m.entryId, c.blockIndex, block.text)) {
-			leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
+			out.leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
 			continue;
 		}
 		const kind = m.role === "toolResult" ? "toolResult" : "thinking";
@@ -175,11 +240,11 @@ export function planFold(input: PlanInput): FoldPlan {
 		});
 		const digestTokens = estimateTokens(rendered.digest.length);
 		if (digestTokens >= c.tokens) {
-			leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
+			out.leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
 			continue;
 		}
 		taken.add(code);
-		const masked: MaskedBlock = {
+		out.blocks.push({
 			code,
 			entryId: m.entryId,
 			blockIndex: c.blockIndex,
@@ -194,39 +259,17 @@ export function planFold(input: PlanInput): FoldPlan {
 			...(m.toolCallId !== undefined && { toolCallId: m.toolCallId }),
 			...(block.signed === true && { signed: true }),
 			...(m.fullOutputPath !== undefined && { fullOutputPath: m.fullOutputPath }),
-		};
-		blocks.push(masked);
-		substitutions.push({
+		});
+		out.substitutions.push({
 			messageIndex: c.messageIndex,
 			blockIndex: c.blockIndex,
 			code,
 			text: rendered.digest,
 			dropSignature: block.signed === true && thinking === "drop-signature",
 		});
-		saved += c.tokens - digestTokens;
+		out.saved += c.tokens - digestTokens;
 	}
-	if (blocks.length === 0) return { ...base, state: "accumulating", layer: null, usageAfter: usage.tokens };
-
-	const usageAfter = Math.max(0, usage.tokens - saved);
-	const layer: FrozenLayer = {
-		type: "layer",
-		v: FOLD_STATE_VERSION,
-		seq: (lastLayer?.seq ?? 0) + 1,
-		reason: decision.reason,
-		lastResponseAt: lastOkAt,
-		usageBefore: usage.tokens,
-		usageAfter,
-		blocks,
-	};
-	return {
-		...base,
-		state: "fold",
-		layer,
-		usageAfter,
-		mass: Math.max(0, leftover),
-		maskedBlocks: maskedBlocks + blocks.length,
-		maskedTokens: maskedTokens + saved,
-	};
+	return out;
 }
 
 function kindMatches(masked: MaskedBlock, role: string, kind: string): boolean {
@@ -248,8 +291,7 @@ export function readUsage(
 ): UsageReading {
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const m = messages[i] as ViewMessage;
-		if (m.role !== "assistant" || m.usage === undefined) continue;
-		if (m.stopReason === "error" || m.stopReason === "aborted") continue;
+		if (!isSuccessfulResponse(m) || m.usage === undefined) continue;
 		if (m.timestamp <= latestCompaction) break;
 		const prompt = promptTokensOf(m.usage);
 		// No report, or an absurd one (overflowing, or past any real window): not a measurement.
@@ -279,7 +321,7 @@ function responsesSince(messages: readonly ViewMessage[], since: number): number
 	let n = 0;
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const m = messages[i] as ViewMessage;
-		if (m.role !== "assistant" || m.stopReason === "error" || m.stopReason === "aborted") continue;
+		if (!isSuccessfulResponse(m)) continue;
 		if (m.timestamp <= since) break;
 		n++;
 		if (n > 1) break;

@@ -5,6 +5,7 @@
  */
 import { splitLines } from "./lexicon.ts";
 import { CHARS_PER_TOKEN, groupDigits } from "./tokens.ts";
+import { commonPrefixLength } from "./values.ts";
 
 export const GREP_CONTEXT_LINES = 2;
 export const MAX_LINE_CHARS = 2000;
@@ -168,15 +169,10 @@ export function closestCodes(code: string, known: Iterable<string>, n = 3): stri
 	// Codes are at most 64 characters: comparing more of a huge argument only costs time (quadratic).
 	const c = code.slice(0, 64).toLowerCase();
 	const scored: Array<[number, string]> = [];
-	for (const k of known) scored.push([distance(c, k.slice(0, Math.max(c.length, 6))) - commonPrefix(c, k) * 0.5, k]);
+	for (const k of known)
+		scored.push([distance(c, k.slice(0, Math.max(c.length, 6))) - commonPrefixLength(c, k) * 0.5, k]);
 	scored.sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : 1));
 	return scored.slice(0, n).map(([, k]) => k);
-}
-
-function commonPrefix(a: string, b: string): number {
-	let i = 0;
-	while (i < a.length && i < b.length && a[i] === b[i]) i++;
-	return i;
 }
 
 function distance(a: string, b: string): number {

@@ -3,6 +3,7 @@
  * Precedence per knob: built-in default < saved settings file < environment variable.
  * Values in, values out: reading the environment and the file is the adapter's job.
  */
+import { isRecord } from "./values.ts";
 
 /**
  * 0.30, not the 0.45 the product description started from: in the economics benchmark (three real
@@ -69,8 +70,6 @@ export interface KnobSpec {
 	/** Key in context-fold.json. */
 	file: string;
 	label: string;
-	/** Applies to the running session immediately when edited from the menu. */
-	live: boolean;
 	describe: string;
 	parse(raw: unknown): { ok: true; value: Settings[ScalarKey] } | { ok: false; expected: string };
 }
@@ -127,7 +126,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_FOLD_AT",
 		file: "foldAt",
 		label: "First fold at (fraction of window)",
-		live: true,
 		describe: "First fold when usage reaches this fraction of the context window.",
 		parse: fraction(0, 1, false),
 	},
@@ -136,7 +134,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_FOLD_STEP",
 		file: "foldStep",
 		label: "Fold step (fraction of window)",
-		live: true,
 		describe: "Each fold event must free at least this fraction of the window.",
 		parse: fraction(0, 1, false),
 	},
@@ -145,7 +142,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_COLD_FOLD_AT",
 		file: "coldFoldAt",
 		label: "Cold first fold at (fraction of window)",
-		live: true,
 		describe: "First-fold threshold while no cache read has ever been reported.",
 		parse: fraction(0, 1, false),
 	},
@@ -154,7 +150,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_BUDGET_FRACTION",
 		file: "budgetFraction",
 		label: "Budget (fraction of window)",
-		live: true,
 		describe: "Budget is this fraction of the window...",
 		parse: fraction(0, 1, false),
 	},
@@ -163,7 +158,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_BUDGET_CAP",
 		file: "budgetCap",
 		label: "Budget cap (tokens)",
-		live: true,
 		describe: "...capped at this many tokens. 0 or off disables the cap.",
 		parse: integer(1000, 100_000_000, null),
 	},
@@ -172,7 +166,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_TAIL",
 		file: "tail",
 		label: "Protected tail (tokens)",
-		live: true,
 		describe: "The newest ~N tokens never fold (clamped to half the budget).",
 		parse: integer(0, 10_000_000),
 	},
@@ -181,7 +174,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_COMPACT",
 		file: "compact",
 		label: "Hard compaction",
-		live: true,
 		describe: "det answers Pi's compaction from the seed index; native keeps Pi's LLM summary.",
 		parse: compactMode,
 	},
@@ -190,7 +182,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_RECON_TOKENS",
 		file: "reconTokens",
 		label: "Reconstruction estimate (tokens)",
-		live: true,
 		describe: "What a fresh start is assumed to cost, for the reset flag.",
 		parse: integer(0, 10_000_000),
 	},
@@ -199,7 +190,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_CACHE_IDLE_MINUTES",
 		file: "cacheIdleMinutes",
 		label: "Cache inactivity warning (minutes)",
-		live: true,
 		describe: "Idle minutes before warning that the cache may have expired. 0 or off disables.",
 		parse: minutes,
 	},
@@ -208,7 +198,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_CONFIRM_COLD_PROMPT",
 		file: "confirmColdPrompt",
 		label: "Confirm potentially cold prompts",
-		live: true,
 		describe: "Ask Keep draft / Send anyway before a prompt that would hit a cold cache.",
 		parse: onOff,
 	},
@@ -217,7 +206,6 @@ export const KNOBS: readonly KnobSpec[] = [
 		env: "CONTEXTFOLD_RECALL_TOKENS",
 		file: "recallTokens",
 		label: "Recall answer cap (tokens)",
-		live: true,
 		describe: "Most tokens one recall_folded answer may return.",
 		parse: integer(200, 1_000_000),
 	},
@@ -360,10 +348,6 @@ function isOff(raw: unknown): boolean {
 	if (typeof raw !== "string") return false;
 	const s = raw.trim().toLowerCase();
 	return s === "0" || s === "off";
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-	return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function safeString(v: unknown): string {

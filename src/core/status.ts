@@ -48,7 +48,7 @@ export interface StatusFlags {
 	offWire?: boolean;
 	/** A second compaction forced by the threshold or an overflow. */
 	secondForcedCompaction?: boolean;
-	/** Nothing left to fold, and what remains is over half the window. */
+	/** Even after every fold the plan can make, the context is over the budget. */
 	irreducible?: boolean;
 	/** Cold (no cache read on the last response) while carrying more than a fresh start would cost. */
 	coldCarry?: boolean;
@@ -105,7 +105,7 @@ export function renderStatus(input: StatusInput): string {
 	const flags: string[] = [];
 	if (input.flags.offWire) flags.push("a fold was committed but never reached the provider (see docs: wire watchdog)");
 	if (input.flags.secondForcedCompaction) flags.push("second forced compaction: consider /fold-handoff");
-	if (input.flags.irreducible) flags.push("irreducible context is past half the window");
+	if (input.flags.irreducible) flags.push("irreducible context: over the budget even with everything foldable folded");
 	if (input.flags.coldCarry) flags.push("cold cache with a large carry: a fresh start (/fold-handoff) would cost less");
 	if (input.flags.recallChurn && input.flags.recallChurn.length > 0) {
 		flags.push(
@@ -118,4 +118,34 @@ export function renderStatus(input: StatusInput): string {
 
 function pct100(r: number): string {
 	return `${Math.round(r * 100)}%`;
+}
+
+/** The same code recalled this many times is "churn": unfolding it once would be cheaper. */
+export const RECALL_CHURN = 3;
+
+export interface FlagsInput {
+	/** The plan the flags judge: the latest request's (extension) or the next request's (CLI); null before any. */
+	plan: Pick<FoldPlan, "geometry" | "usage" | "usageAfter" | "mass"> | null;
+	accounting: AccountingReport;
+	/** `recall_folded code=` calls per code on the branch. */
+	recallCalls: ReadonlyMap<string, number>;
+	/** Compactions the window forced on the branch (see BranchState.forcedCompactions). */
+	forcedCompactions: number;
+	/** What a fresh start is assumed to cost (CONTEXTFOLD_RECON_TOKENS). */
+	reconTokens: number;
+}
+
+/** The status flags, one definition for `/context-fold status`, the footer and the CLI's `status`. */
+export function statusFlags(input: FlagsInput): Required<Omit<StatusFlags, "recallChurn">> & { recallChurn: string[] } {
+	const { plan, accounting: a } = input;
+	const g = plan?.geometry ?? null;
+	return {
+		offWire: a.offWire,
+		secondForcedCompaction: input.forcedCompactions >= 2,
+		// Judged after the plan: its own fold applied, and whatever mass is still foldable taken off too.
+		irreducible: plan !== null && g !== null && plan.usageAfter - plan.mass > g.budget,
+		// The last response read nothing from cache, and carrying this context on costs more than a fresh start.
+		coldCarry: a.perTurn.at(-1) === 0 && plan !== null && plan.usage.tokens > input.reconTokens,
+		recallChurn: [...input.recallCalls].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c),
+	};
 }

@@ -35,3 +35,11 @@ export function groupDigits(n: number): string {
 	const s = String(Number.isFinite(n) ? Math.max(0, Math.round(n)) : 0);
 	return s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
+
+/** Token usage as a provider reports it for one response. */
+export interface Usage {
+	input: number;
+	output: number;
+	cacheRead: number;
+	cacheWrite: number;
+}

@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Prices } from "../core/accounting.ts";
+import { nonNegativeOr0 } from "../core/values.ts";
 import { agentDir } from "./paths.ts";
 
 export interface ModelFacts {
@@ -46,18 +47,14 @@ export function readModelsFile(env: NodeJS.ProcessEnv): ModelsFile {
 			const c = model.cost;
 			if (typeof c === "object" && c !== null) {
 				facts.prices = {
-					input: num(c.input),
-					output: num(c.output),
-					cacheRead: num(c.cacheRead),
-					cacheWrite: num(c.cacheWrite),
+					input: nonNegativeOr0(c.input),
+					output: nonNegativeOr0(c.output),
+					cacheRead: nonNegativeOr0(c.cacheRead),
+					cacheWrite: nonNegativeOr0(c.cacheWrite),
 				};
 			}
 			models.set(`${provider}/${model.id}`, facts);
 		}
 	}
 	return { path, models, problem: null };
-}
-
-function num(v: unknown): number {
-	return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0;
 }

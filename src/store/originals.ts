@@ -3,8 +3,8 @@
  * Sources: the session ledger (normal sessions), or an in-memory map (ephemeral sessions only).
  * Nothing is served unless its sha256 matches the one recorded at fold time.
  */
-import { createHash } from "node:crypto";
 import type { MaskedBlock } from "../core/layers.ts";
+import { sha256 } from "./hash.ts";
 import { type Ledger, LedgerError } from "./ledger.ts";
 
 export type Original =
@@ -14,10 +14,6 @@ export type Original =
 			reason: "no-ledger" | "missing-file" | "unreadable" | "missing-entry" | "sha-mismatch" | "shape";
 			message: string;
 	  };
-
-export function sha256Hex(text: string): string {
-	return createHash("sha256").update(text, "utf8").digest("hex");
-}
 
 /** In-memory originals for sessions without a file, bounded by total characters (oldest evicted). */
 export class MemoryOriginals {
@@ -108,7 +104,7 @@ function verify(
 	fullOutputPath: string | undefined,
 	source: "ledger" | "memory",
 ): Original {
-	const actual = sha256Hex(text);
+	const actual = sha256(text);
 	if (actual !== block.sha256) {
 		return {
 			ok: false,

@@ -39,7 +39,7 @@ export interface RecallSources {
 export interface RecallAnswer {
 	ok: boolean;
 	text: string;
-	/** Codes whose originals were served (for churn accounting). */
+	/** Codes whose originals were served (the CLI reports them). */
 	served: string[];
 }
 

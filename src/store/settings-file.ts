@@ -18,6 +18,7 @@ import {
 	writeSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { isRecord } from "../core/values.ts";
 
 /** The `v` field written into the file. A file claiming a newer format is never rewritten by this one. */
 export const SETTINGS_FILE_VERSION = 1;
@@ -177,8 +178,4 @@ export function writeSettingsFile(path: string, data: Record<string, unknown>): 
 /** Defined, not assigned: a key such as "__proto__" must become data, not a prototype. */
 function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void {
 	Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-	return typeof v === "object" && v !== null && !Array.isArray(v);
 }

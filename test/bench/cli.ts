@@ -12,7 +12,7 @@ import { billingModel } from "../../src/core/billing.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { replaySession } from "../../src/core/simulate/replay.ts";
 import { billReplay } from "../../src/core/simulate/summary.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { parseIsoTime, readSessionFile } from "../../src/store/session-file.ts";
 import { NODE_BIN } from "../e2e/harness/pi-env.ts";
 import { writeBigSession } from "../helpers/big-session.ts";
@@ -93,7 +93,7 @@ export function runCliBench(log: (line: string) => void = () => {}): CliBenchRes
 			entries: file.branch,
 			settings: DEFAULT_SETTINGS,
 			windowFor: () => 200_000,
-			hash: sha256Hex,
+			hash: sha256,
 			parseTime: parseIsoTime,
 		});
 		requests = billReplay(replay, billingModel("anthropic")).rows.length;

@@ -15,14 +15,15 @@
  */
 
 import { type HookDeps, runContextHook } from "../../src/adapters/pi/context-hook.ts";
-import { sha256 } from "../../src/adapters/pi/hash.ts";
-import { BranchState, CUSTOM_TYPE } from "../../src/adapters/pi/state.ts";
-import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/adapters/pi/view.ts";
+import { LiveBranch } from "../../src/adapters/pi/state.ts";
 import { messageTokens } from "../../src/core/blocks.ts";
 import { renderDigest, utf8Length } from "../../src/core/digest.ts";
 import type { FrozenLayer } from "../../src/core/layers.ts";
 import { findRiskLines } from "../../src/core/lexicon.ts";
+import { FOLD_ENTRY_TYPE } from "../../src/core/session/branch-state.ts";
+import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
+import { sha256 } from "../../src/store/hash.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Parameters
@@ -319,7 +320,7 @@ class SyntheticSession {
 
 	/** What persist does inside Pi: append the layer as a custom entry on the branch. */
 	addLayer(layer: FrozenLayer): void {
-		this.push({ type: "custom", customType: CUSTOM_TYPE, data: layer });
+		this.push({ type: "custom", customType: FOLD_ENTRY_TYPE, data: layer });
 	}
 
 	private pushMessage(message: PiMessage): void {
@@ -384,8 +385,8 @@ export interface Replay {
  * The state the hook holds when this request arrives: synced to the previous request's branch, with
  * the per-block caches that building the previous request's view filled (as in a live session).
  */
-function warmState(replay: Replay): BranchState {
-	const state = new BranchState();
+function warmState(replay: Replay): LiveBranch {
+	const state = new LiveBranch();
 	state.sync(replay.prefix);
 	buildView(
 		structuredClone(replay.previousMessages),
@@ -412,7 +413,7 @@ function settingsFor(): Settings {
 export function buildReplays(size: number, window: number): { steady: Replay; fold: Replay } {
 	const session = new SyntheticSession(SEED);
 	const settings = settingsFor();
-	const state = new BranchState();
+	const state = new LiveBranch();
 	const points: RequestPoint[] = [];
 	let steadyAt = -1;
 	let foldAt = -1;
@@ -562,7 +563,7 @@ function chars(messages: readonly PiMessage[]): number {
 
 export function measureCell(replay: Replay, settings: Settings, warmup: number, samples: number): CellResult {
 	const recorded: FrozenLayer[] = [];
-	let state = new BranchState();
+	let state = new LiveBranch();
 	let last: ReturnType<typeof runContextHook> | undefined;
 	const deps: HookDeps = {
 		get state() {
@@ -722,7 +723,7 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 	};
 	if (layer !== null) {
 		// The layer's blocks, found again in the original messages (by entry id and block index).
-		const state = new BranchState();
+		const state = new LiveBranch();
 		state.sync(replay.branch);
 		const view = buildView(replay.messages, (m) => state.lookup(m));
 		const byEntry = new Map(view.map((v, i) => [v.entryId, i]));

@@ -20,11 +20,9 @@ interface Run {
 	code: number | null;
 	stdout: string;
 	stderr: string;
-	ms: number;
 }
 
 function run(cmd: string[], env: NodeJS.ProcessEnv, cwd = REPO): Run {
-	const started = performance.now();
 	// stdin is /dev/null and stdout a pipe: no terminal, as in a script or CI.
 	const r = spawnSync(cmd[0] as string, cmd.slice(1), {
 		cwd,
@@ -33,7 +31,8 @@ function run(cmd: string[], env: NodeJS.ProcessEnv, cwd = REPO): Run {
 		stdio: ["ignore", "pipe", "pipe"],
 		timeout: 30_000,
 	});
-	return { code: r.status, stdout: r.stdout, stderr: r.stderr, ms: performance.now() - started };
+	// A process that waits for input is killed at the timeout: its status is then null, never an exit code.
+	return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe("dist/context-fold and dist/cli.js", () => {
@@ -48,7 +47,6 @@ describe("dist/context-fold and dist/cli.js", () => {
 			expect(r.code).toBe(2);
 			expect(r.stdout).toBe("");
 			expect(r.stderr).toMatch(/^context-fold: missing [^\n]*\n\n[\s\S]*Usage: context-fold/);
-			expect(r.ms).toBeLessThan(5000);
 		}
 	});
 

@@ -6,7 +6,7 @@ import { main } from "../../src/cli/main.ts";
 import { renderHandoff } from "../../src/core/handoff.ts";
 import { extractSeedRecord } from "../../src/core/seed/extract.ts";
 import { DEFAULT_SEED_MAX_CHARS, renderSeed } from "../../src/core/seed/render.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { sessionDataDir } from "../../src/store/paths.ts";
 import { appendSeedRecord, readSeedIndex } from "../../src/store/seed-index.ts";
 import { foldInput } from "../core/seed/fixtures.ts";
@@ -189,7 +189,7 @@ describe("with the traces in an agent directory", () => {
 					maxChars: DEFAULT_SEED_MAX_CHARS,
 					invalid: 0,
 					truncatedTail: false,
-					hash: sha256Hex,
+					hash: sha256,
 				}),
 			}),
 		);

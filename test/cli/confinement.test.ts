@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { countLines, deriveCode, foldMarker, utf8Length } from "../../src/core/digest.ts";
 import { estimateTokens } from "../../src/core/tokens.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { NODE_BIN } from "../e2e/harness/pi-env.ts";
 import { ensureCli } from "./build.ts";
 import { memIo, runCli } from "./helpers.ts";
@@ -83,7 +83,7 @@ function session3(): string {
 			},
 		);
 		parent = `t${i}`;
-		const code = deriveCode(sha256Hex, `t${i}`, 0, taken);
+		const code = deriveCode(sha256, `t${i}`, 0, taken);
 		taken.add(code);
 		codes[r.key] = code;
 		blocks.push({
@@ -93,7 +93,7 @@ function session3(): string {
 			kind: "toolResult",
 			toolName: "bash",
 			toolCallId: `call${i}`,
-			sha256: sha256Hex(text),
+			sha256: sha256(text),
 			chars: text.length,
 			bytes: utf8Length(text),
 			lines: countLines(text),

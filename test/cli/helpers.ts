@@ -1,29 +1,19 @@
 // Shared pieces of the CLI tests: in-memory I/O for main(argv, io), a private agent directory with
 // sessions in Pi's layout, the real traces (vendored in test/fixtures/traces, decompressed to a
-// temporary directory), and a copy of a trace carrying the fold records the extension would have written.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+// temporary directory), and a copy of a trace carrying the fold records the extension would have
+// written (the last two live in test/helpers/traces.ts, re-exported here).
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { CliIo } from "../../src/cli/io.ts";
 import { main } from "../../src/cli/main.ts";
-import { parseSessionText } from "../../src/core/session/entries.ts";
-import type { PiEntry } from "../../src/core/session/view.ts";
-import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
-import { replaySession } from "../../src/core/simulate/replay.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
 import { defaultSessionDir } from "../../src/store/paths.ts";
-import { parseIsoTime } from "../../src/store/session-file.ts";
-import { TRACE_FILES, tracePath } from "../helpers/traces.ts";
+import { TRACE, withFoldRecords } from "../helpers/traces.ts";
+
+export { TRACE, withFoldRecords } from "../helpers/traces.ts";
 
 export const REPO = join(import.meta.dir, "../..");
-export const TRACE = {
-	largeV1: tracePath(TRACE_FILES.largeV1),
-	largeV3: tracePath(TRACE_FILES.largeV3),
-	compactV1: tracePath(TRACE_FILES.compactV1),
-	compactV3: tracePath(TRACE_FILES.compactV3),
-} as const;
-
 /** The traces' project directory and ids, as their headers say. */
 export const TRACE_CWD = "/Users/badlogic/workspaces/pi-mono";
 export const LARGE_ID = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617";
@@ -106,68 +96,6 @@ export function agentDir(): AgentDir {
 		},
 		cleanup: () => rmSync(root, { recursive: true, force: true }),
 	};
-}
-
-/**
- * A trace as if it had been recorded with context-fold: the replay's layers written as the custom
- * entries the extension appends, each just before the response to the request that committed it
- * (where Pi puts an entry appended from the context hook), and every reported prompt made smaller by
- * what the folds took out of it. v2/v3 traces only (they have ids).
- */
-export function withFoldRecords(source: string, dest: string): { layers: number; blocks: number } {
-	const text = readFileSync(source, "utf8");
-	const parsed = parseSessionText(text);
-	const replay = replaySession({
-		entries: parsed.entries,
-		settings: DEFAULT_SETTINGS,
-		windowFor: () => 200_000,
-		hash: sha256Hex,
-		parseTime: parseIsoTime,
-		// The written file keeps the trace's compactions, so its folds are planned against those.
-		compaction: "recorded",
-	});
-	const byResponse = new Map<string, (typeof replay.layers)[number]>();
-	const masked = new Map<string, number>();
-	let n = 0;
-	for (const r of replay.requests) {
-		if (r.fold !== null) byResponse.set(r.entryId, replay.layers[n++] as (typeof replay.layers)[number]);
-		masked.set(r.entryId, r.maskedTokens);
-	}
-	const lines = text.split("\n").filter((l) => l.trim() !== "");
-	const out: string[] = [lines[0] as string];
-	let blocks = 0;
-	for (const line of lines.slice(1)) {
-		const entry = JSON.parse(line) as PiEntry;
-		const layer = byResponse.get(entry.id);
-		if (layer !== undefined) {
-			const id = `cf${String(layer.seq).padStart(6, "0")}`;
-			out.push(
-				JSON.stringify({
-					type: "custom",
-					customType: "context-fold",
-					data: layer,
-					id,
-					parentId: entry.parentId,
-					timestamp: entry.timestamp,
-				}),
-			);
-			entry.parentId = id;
-			blocks += layer.blocks.length;
-		}
-		// The provider would have reported a prompt smaller by what the folds took out.
-		const usage = entry.message?.usage;
-		let cut = masked.get(entry.id) ?? 0;
-		if (usage !== undefined && cut > 0) {
-			for (const field of ["cacheRead", "cacheWrite", "input"] as const) {
-				const take = Math.min(cut, usage[field] ?? 0);
-				usage[field] = (usage[field] ?? 0) - take;
-				cut -= take;
-			}
-		}
-		out.push(JSON.stringify(entry));
-	}
-	writeFileSync(dest, `${out.join("\n")}\n`);
-	return { layers: byResponse.size, blocks };
 }
 
 export const OTHER_CWD = "/other/project";

@@ -7,8 +7,8 @@ import {
 	foldValue,
 	PRICE_PRESETS,
 	promptOf,
-	type Usage,
 } from "../../src/core/accounting.ts";
+import type { Usage } from "../../src/core/tokens.ts";
 import { TRACE_FILES, tracePath } from "../helpers/traces.ts";
 
 const u = (input: number, cacheRead: number, cacheWrite: number, output = 10): Usage => ({

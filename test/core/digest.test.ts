@@ -104,6 +104,12 @@ describe("helpers", () => {
 		expect(clip("abc", 3)).toBe("abc");
 		expect(clip("abcdef", 3)).toBe("abc…[+3 chars]");
 	});
+	test("clip never splits a surrogate pair", () => {
+		// "ab😀cd": the emoji is two UTF-16 units at 2..3; a cut at 3 would leave a lone high surrogate.
+		expect(clip("ab😀cd", 3)).toBe("ab…[+4 chars]");
+		expect(clip("ab😀cd", 4)).toBe("ab😀…[+2 chars]");
+		expect(clip("ab😀cd", 2)).toBe("ab…[+4 chars]");
+	});
 	test.each([
 		["", 0],
 		["abc", 3],

@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { bigOutputCommand, contentText, dynamicSequence, ensureBundle, foldedCodes, lastToolText } from "./cf.ts";
 import {
 	bash,
@@ -475,7 +475,7 @@ forEachPiVersion((version) => {
 						for (const b of layer.blocks ?? []) {
 							const e = entries.find((x) => x.id === b.entryId);
 							const part = (e?.message?.content as Array<{ text?: string }> | undefined)?.[b.blockIndex];
-							expect(sha256Hex(part?.text ?? "")).toBe(b.sha256);
+							expect(sha256(part?.text ?? "")).toBe(b.sha256);
 						}
 					}
 					expect(uiNotices(rpc).filter((n) => /skipped|could not|twice/.test(n))).toEqual([]);

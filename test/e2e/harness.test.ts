@@ -1,11 +1,11 @@
 // Proves the e2e harness against real Pi (0.80.6 and 1.6.0) with no context-fold code loaded.
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { commonPrefixLength } from "../../src/core/values.ts";
 import {
 	assistantMessages,
 	bash,
 	call,
-	commonPrefixLength,
 	computeUsage,
 	entriesOfType,
 	expectSuccess,

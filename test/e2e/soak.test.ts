@@ -3,14 +3,15 @@
 // entries and folded blocks (the documented index structures), never with the bytes it masked, and
 // that the hook's time per request stays flat; and a session file over 100 MB that recall and status
 // still serve. Too slow for the normal suite: `npm run soak` runs it (CF_SOAK=1). Set CF_SOAK_REPORT
-// to a path to get the markdown section for docs/BENCHMARKS.md.
+// to a path to get the markdown section for docs/bench/soak.md; the last test checks that the report
+// is complete and that its figures bear out what its text says before it writes it.
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createWriteStream, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deriveCode, renderDigest, utf8Length } from "../../src/core/digest.ts";
 import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock } from "../../src/core/layers.ts";
 import { splitLines } from "../../src/core/lexicon.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { bigOutputCommand, dynamicSequence, ensureBundle, lastToolText } from "./cf.ts";
 import {
 	bash,
@@ -40,7 +41,52 @@ const scenarios: Scenario[] = [];
 afterEach(async () => {
 	for (const s of scenarios.splice(0)) await s.dispose();
 });
-const report: string[] = [];
+
+/** One row of a soak's table: the extension's counters at a request. */
+interface SoakRow {
+	request: number;
+	blocks: number;
+	digestChars: number;
+	factChars: number;
+	keys: number;
+	views: number;
+	ledgerEntries: number;
+	/** Median hook time over the 100 requests before this one. */
+	hookMs: number;
+}
+
+/** What one soak run reports. */
+interface SoakRun {
+	version: PiVersion;
+	seconds: number;
+	fileBytes: number;
+	maskedChars: number;
+	compactions: number;
+	/** Compactions whose summary context-fold wrote (fromHook), with no model call. */
+	deterministicCompactions: number;
+	summaryRequests: number;
+	/** The most messages any request carried. */
+	widest: number;
+	sessionEntries: number;
+	rows: SoakRow[];
+	held: number;
+	blocks: number;
+	digestChars: number;
+	early: number;
+	late: number;
+}
+
+/** What the 100 MB run reports. */
+interface BigFileRun {
+	version: PiVersion;
+	size: number;
+	results: number;
+	recallSeconds: number;
+	statusSeconds: number;
+}
+
+const soaks: SoakRun[] = [];
+const bigFiles: BigFileRun[] = [];
 
 interface DebugLine {
 	req: number;
@@ -129,7 +175,8 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 				const maskedChars = entries
 					.filter((e) => e.type === "message" && e.message?.role === "toolResult")
 					.reduce((n, e) => n + JSON.stringify(e.message?.content).length, 0);
-				const compactions = entries.filter((e) => e.type === "compaction").length;
+				const compactionEntries = entries.filter((e) => e.type === "compaction");
+				const compactions = compactionEntries.length;
 				// What the extension holds: digests and facts grow with folded blocks, each bounded, never
 				// with the bytes folded; the view cache holds the current context only.
 				const held = last.digestChars + last.factChars;
@@ -146,22 +193,30 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 				const late = median(lines.slice(-200).map((l) => l.hookMs));
 				expect(late).toBeLessThan(Math.max(early * 3, 2));
 				const at = (k: number) => lines[Math.min(lines.length - 1, k - 1)] as DebugLine;
-				const rows = [500, 1000, 1500, REQUESTS].map((k) => {
+				const rows = [500, 1000, 1500, REQUESTS].map((k): SoakRow => {
 					const x = at(k);
-					return `| ${k} | ${x.blocks} | ${x.digestChars.toLocaleString("en-US")} | ${x.factChars.toLocaleString("en-US")} | ${x.keys} | ${x.views} | ${x.ledgerEntries} | ${median(lines.slice(Math.max(0, k - 100), k).map((l) => l.hookMs)).toFixed(2)} |`;
+					const hookMs = median(lines.slice(Math.max(0, k - 100), k).map((l) => l.hookMs));
+					const { blocks, digestChars, factChars, keys, views, ledgerEntries } = x;
+					return { request: k, blocks, digestChars, factChars, keys, views, ledgerEntries, hookMs };
 				});
-				report.push(
-					`### Soak: ${REQUESTS} requests on Pi ${version}`,
-					"",
-					`One RPC session of ${REQUESTS} requests in ${REQUESTS / PER_PROMPT} prompts (bash outputs of 1.5k–3.5k tokens, 60k window, Pi compaction on, answered by context-fold's deterministic summary: ${compactions} compactions, 0 summary requests), ${seconds.toFixed(0)} s. Session file ${(fileBytes / 1e6).toFixed(1)} MB; ${(maskedChars / 1e6).toFixed(1)} M characters of tool output, of which context-fold folded ${last.blocks} blocks.`,
-					"",
-					"| request | folded blocks | digest chars held | fact chars held | entry keys | views | ledger entries | hook ms (median of last 100) |",
-					"| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-					...rows,
-					"",
-					`Held by the extension at the end: ${held.toLocaleString("en-US")} characters (${((held / maskedChars) * 100).toFixed(2)} % of the tool output it saw), about ${Math.round(last.digestChars / last.blocks)} characters per folded block. Hook time: median ${early.toFixed(2)} ms over requests 100–300, ${late.toFixed(2)} ms over the last 200.`,
-					"",
-				);
+				soaks.push({
+					version,
+					seconds,
+					fileBytes,
+					maskedChars,
+					compactions,
+					deterministicCompactions: compactionEntries.filter((e) => (e as { fromHook?: boolean }).fromHook === true)
+						.length,
+					summaryRequests: s.fake.summaryRequests().length,
+					widest,
+					sessionEntries: entries.length,
+					rows,
+					held,
+					blocks: last.blocks,
+					digestChars: last.digestChars,
+					early,
+					late,
+				});
 			},
 			TIMEOUT,
 		);
@@ -227,7 +282,7 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 					},
 				});
 				bytes += body.length;
-				const code = deriveCode(sha256Hex, id, 0, taken);
+				const code = deriveCode(sha256, id, 0, taken);
 				taken.add(code);
 				const d = renderDigest({ code, kind: "toolResult", toolName: "bash", callSummary: `build ${i}`, text: body });
 				blocks.push({
@@ -237,7 +292,7 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 					kind: "toolResult",
 					toolName: "bash",
 					toolCallId: `call_${i}`,
-					sha256: sha256Hex(body),
+					sha256: sha256(body),
 					chars: body.length,
 					bytes: utf8Length(body),
 					lines: splitLines(body).length,
@@ -315,19 +370,88 @@ describe.skipIf(!SOAK)("soak (npm run soak)", () => {
 			const statusSeconds = (performance.now() - statusStarted) / 1000;
 			expect(st.stderr).toContain("context-fold status");
 			expect(st.stderr).toMatch(/folds: 1 event\(s\)/);
-			report.push(
-				"### A session file over 100 MB",
-				"",
-				`A synthetic ${(size / 1e6).toFixed(0)} MB session (${i} tool results, all in one fold layer, then a compaction) opened with \`pi --session\` on Pi ${version}: a run with \`recall_folded\` search, grep and lines over it took ${recallSeconds.toFixed(1)} s in all (Pi loading the file included), \`/context-fold status\` ${statusSeconds.toFixed(1)} s.`,
-				"",
-			);
+			bigFiles.push({
+				version,
+				size,
+				results: i,
+				recallSeconds,
+				statusSeconds,
+			});
 		},
 		TIMEOUT,
 	);
 
-	test("write the benchmark section", () => {
+	test("the report: every run is in it, and its figures bear out what it says; then it is written", () => {
+		// A run that failed or did not run leaves its section out: nothing partial is written.
+		expect(soaks.map((x) => x.version)).toEqual(VERSIONS);
+		expect(bigFiles.map((x) => x.version)).toEqual(["1.6.0"]);
+		for (const x of soaks) {
+			// "Pi compaction on, answered by context-fold's deterministic summary: N compactions, 0 summary requests".
+			expect(x.compactions).toBeGreaterThan(0);
+			expect(x.deterministicCompactions).toBe(x.compactions);
+			expect(x.summaryRequests).toBe(0);
+			expect(x.rows.map((r) => r.request)).toEqual([500, 1000, 1500, REQUESTS]);
+			x.rows.forEach((row, n) => {
+				const before = x.rows[n - 1];
+				// Folded blocks, entry keys and ledger entries only grow as the session does.
+				if (before !== undefined) {
+					expect(row.blocks).toBeGreaterThanOrEqual(before.blocks);
+					expect(row.keys).toBeGreaterThanOrEqual(before.keys);
+					expect(row.ledgerEntries).toBeGreaterThanOrEqual(before.ledgerEntries);
+				}
+				// What is held grows with folded blocks, each digest bounded, not with the bytes folded.
+				expect(row.blocks).toBeGreaterThan(0);
+				expect(row.digestChars / row.blocks).toBeLessThan(3_000);
+				// One entry key per message entry, one ledger location per session entry; views: the current context only.
+				expect(row.keys).toBeLessThanOrEqual(row.ledgerEntries);
+				expect(row.ledgerEntries).toBeLessThanOrEqual(x.sessionEntries);
+				expect(row.views).toBeLessThanOrEqual(x.widest);
+			});
+			expect((x.rows.at(-1) as SoakRow).blocks).toBe(x.blocks);
+			if (REQUESTS > 500) expect(x.blocks).toBeGreaterThan((x.rows[0] as SoakRow).blocks);
+			// "Held by the extension at the end: … (P % of the tool output it saw)": a small share.
+			expect(x.held / x.maskedChars).toBeLessThan(0.2);
+		}
+		for (const b of bigFiles) {
+			// "A session file over 100 MB".
+			expect(b.size).toBeGreaterThan(100_000_000);
+		}
+		const text = renderReport(soaks, bigFiles);
+		expect(text.match(/^### /gm)).toHaveLength(soaks.length + bigFiles.length);
 		const path = process.env.CF_SOAK_REPORT;
-		if (path && report.length > 0) writeFileSync(path, `${report.join("\n")}\n`);
-		console.log(report.join("\n"));
+		if (path) writeFileSync(path, text);
+		console.log(text);
 	});
 });
+
+function renderReport(runs: readonly SoakRun[], big: readonly BigFileRun[]): string {
+	return `${[...runs.flatMap(renderSoak), ...big.flatMap(renderBigFile)].join("\n")}\n`;
+}
+
+function renderSoak(x: SoakRun): string[] {
+	const rows = x.rows.map(
+		(r) =>
+			`| ${r.request} | ${r.blocks} | ${r.digestChars.toLocaleString("en-US")} | ${r.factChars.toLocaleString("en-US")} | ${r.keys} | ${r.views} | ${r.ledgerEntries} | ${r.hookMs.toFixed(2)} |`,
+	);
+	return [
+		`### Soak: ${REQUESTS} requests on Pi ${x.version}`,
+		"",
+		`One RPC session of ${REQUESTS} requests in ${REQUESTS / PER_PROMPT} prompts (bash outputs of 1.5k–3.5k tokens, 60k window, Pi compaction on, answered by context-fold's deterministic summary: ${x.compactions} compactions, ${x.summaryRequests} summary requests), ${x.seconds.toFixed(0)} s. Session file ${(x.fileBytes / 1e6).toFixed(1)} MB; ${(x.maskedChars / 1e6).toFixed(1)} M characters of tool output, of which context-fold folded ${x.blocks} blocks.`,
+		"",
+		"| request | folded blocks | digest chars held | fact chars held | entry keys | views | ledger entries | hook ms (median of last 100) |",
+		"| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+		...rows,
+		"",
+		`Held by the extension at the end: ${x.held.toLocaleString("en-US")} characters (${((x.held / x.maskedChars) * 100).toFixed(2)} % of the tool output it saw), about ${Math.round(x.digestChars / x.blocks)} characters per folded block. Hook time: median ${x.early.toFixed(2)} ms over requests 100–300, ${x.late.toFixed(2)} ms over the last 200.`,
+		"",
+	];
+}
+
+function renderBigFile(b: BigFileRun): string[] {
+	return [
+		"### A session file over 100 MB",
+		"",
+		`A synthetic ${(b.size / 1e6).toFixed(0)} MB session (${b.results} tool results, all in one fold layer, then a compaction) opened with \`pi --session\` on Pi ${b.version}: a run with \`recall_folded\` search, grep and lines over it took ${b.recallSeconds.toFixed(1)} s in all (Pi loading the file included), \`/context-fold status\` ${b.statusSeconds.toFixed(1)} s.`,
+		"",
+	];
+}

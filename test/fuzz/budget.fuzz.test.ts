@@ -7,12 +7,13 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { type AccountingEvent, accountSession, costOf, foldValue, PRICE_PRESETS } from "../../src/core/accounting.ts";
-import type { ViewMessage, ViewUsage } from "../../src/core/blocks.ts";
+import type { ViewMessage } from "../../src/core/blocks.ts";
 import { emptyIndex } from "../../src/core/layers.ts";
 import { planFold } from "../../src/core/plan.ts";
 import { ladderGeometry } from "../../src/core/policy/ladder.ts";
 import { resolveSettings } from "../../src/core/settings.ts";
 import { renderFooter, renderStatus } from "../../src/core/status.ts";
+import type { Usage } from "../../src/core/tokens.ts";
 import { estimateTokens, formatTokens, groupDigits } from "../../src/core/tokens.ts";
 import { check, params, report, TIMEOUT } from "./config.ts";
 import { settingsEnvArb, windowArb } from "./gen.ts";
@@ -40,7 +41,7 @@ const weird = fc.oneof(
 	{ weight: 1, arbitrary: fc.double() },
 );
 
-const usageArb: fc.Arbitrary<ViewUsage> = fc.record({
+const usageArb: fc.Arbitrary<Usage> = fc.record({
 	input: weird,
 	output: weird,
 	cacheRead: weird,

@@ -1,18 +1,19 @@
 /**
  * A miniature Pi for the fuzz suite: a session branch of entries, requests built from it the way Pi
  * builds them (a deep copy of the context, after compaction a summary first), context-fold's real
- * hook run on each request (src/adapters/pi/context-hook.ts with a real BranchState), fold records
+ * hook run on each request (src/adapters/pi/context-hook.ts with a real LiveBranch), fold records
  * appended as custom entries, unfold as the tool commits it, resume as a reload from the JSON file.
  * Another extension can rewrite or corrupt the outgoing messages before the hook, and the provider
  * can report broken usage. Every request is checked against the invariants; a violation throws.
  */
 import { writeFileSync } from "node:fs";
 import { runContextHook } from "../../src/adapters/pi/context-hook.ts";
-import { BranchState, CUSTOM_TYPE } from "../../src/adapters/pi/state.ts";
-import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/adapters/pi/view.ts";
+import { LiveBranch } from "../../src/adapters/pi/state.ts";
 import { messageTokens, type ViewMessage } from "../../src/core/blocks.ts";
 import type { FoldRecord, FrozenLayer } from "../../src/core/layers.ts";
 import { protectedTailStart } from "../../src/core/plan.ts";
+import { FOLD_ENTRY_TYPE } from "../../src/core/session/branch-state.ts";
+import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/core/session/view.ts";
 import { resolveSettings, type Settings } from "../../src/core/settings.ts";
 import { Ledger } from "../../src/store/ledger.ts";
 import { findOriginal } from "../../src/store/originals.ts";
@@ -83,7 +84,7 @@ export function runSession(options: SessionOptions): SessionResult {
 	let branch: PiEntry[] = [
 		{ type: "model_change", id: "00000000", parentId: null, timestamp: iso(T0), provider: "fake", modelId: "m" },
 	];
-	let state = new BranchState();
+	let state = new LiveBranch();
 	let clock = T0 + 1000;
 	let ids = 1;
 	let calls = 0;
@@ -194,7 +195,7 @@ export function runSession(options: SessionOptions): SessionResult {
 				modelApi: () => options.api,
 				persist: (l) => {
 					if (failPersist) throw new Error("injected persist fault");
-					append({ type: "custom", customType: CUSTOM_TYPE, data: l, timestamp: iso(clock) });
+					append({ type: "custom", customType: FOLD_ENTRY_TYPE, data: l, timestamp: iso(clock) });
 				},
 				onCommit: (l) => {
 					layer = l;
@@ -458,7 +459,7 @@ export function runSession(options: SessionOptions): SessionResult {
 				const code = codes[op.pick % codes.length] as string;
 				const block = state.index.byCode.get(code);
 				const record: FoldRecord = { type: "unfold", v: 1, codes: [code] };
-				append({ type: "custom", customType: CUSTOM_TYPE, data: record, timestamp: iso(clock) });
+				append({ type: "custom", customType: FOLD_ENTRY_TYPE, data: record, timestamp: iso(clock) });
 				state.commit(record);
 				stats.unfolds++;
 				changedSincePrev = true;
@@ -471,7 +472,7 @@ export function runSession(options: SessionOptions): SessionResult {
 			case "resume": {
 				// A restart: Pi reads the entries back from the JSON file; context-fold starts from nothing.
 				branch = branch.map((e) => JSON.parse(JSON.stringify(e)) as PiEntry);
-				state = new BranchState();
+				state = new LiveBranch();
 				stats.resumes++;
 				break;
 			}

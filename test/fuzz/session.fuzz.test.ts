@@ -1,5 +1,5 @@
 /**
- * Random sessions through context-fold's real request hook (BranchState, view, plan, persist, apply):
+ * Random sessions through context-fold's real request hook (LiveBranch, view, plan, persist, apply):
  * random mixes of user, assistant, tool-call and tool-result messages, thinking (signed, opaque,
  * redacted), images, huge and empty outputs, unicode, CRLF, NUL bytes, deeply nested JSON, marker
  * imitations; random growth, fold events, unfold, resume, compaction, corruption by another

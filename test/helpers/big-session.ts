@@ -8,7 +8,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import { countLines, deriveCode, foldMarker, utf8Length } from "../../src/core/digest.ts";
 import { estimateTokens } from "../../src/core/tokens.ts";
-import { sha256Hex } from "../../src/store/originals.ts";
+import { sha256 } from "../../src/store/hash.ts";
 
 export interface BigSessionFacts {
 	path: string;
@@ -144,7 +144,7 @@ export function writeBigSession(
 			if ((r + 1) % foldEvery === 0 && pending.length > tail) {
 				const fold = pending.splice(0, pending.length - tail);
 				const blocks = fold.map((b) => {
-					const code = deriveCode(sha256Hex, b.id, 0, taken);
+					const code = deriveCode(sha256, b.id, 0, taken);
 					taken.add(code);
 					folded.push({ code, round: b.round, text: b.text });
 					return {
@@ -154,7 +154,7 @@ export function writeBigSession(
 						kind: "toolResult",
 						toolName: "bash",
 						toolCallId: `call-${b.round}`,
-						sha256: sha256Hex(b.text),
+						sha256: sha256(b.text),
 						chars: b.text.length,
 						bytes: utf8Length(b.text),
 						lines: countLines(b.text),

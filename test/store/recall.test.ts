@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addRecord, emptyIndex, type MaskedBlock, type MaskIndex } from "../../src/core/layers.ts";
 import { MAX_LINE_RANGE } from "../../src/core/recall.ts";
+import { sha256 } from "../../src/store/hash.ts";
 import { Ledger } from "../../src/store/ledger.ts";
-import { MemoryOriginals, sha256Hex } from "../../src/store/originals.ts";
+import { MemoryOriginals } from "../../src/store/originals.ts";
 import { answerRecall } from "../../src/store/recall.ts";
 
 const dirs: string[] = [];
@@ -31,7 +32,7 @@ function masked(code: string, entryId: string, text: string, extra: Partial<Mask
 		blockIndex: 0,
 		kind: "toolResult",
 		toolName: "bash",
-		sha256: sha256Hex(text),
+		sha256: sha256(text),
 		chars: text.length,
 		bytes: Buffer.byteLength(text),
 		lines: text.split("\n").length,

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { branchPath } from "../../src/core/session/entries.ts";
 import { readSessionFile, SessionFileError } from "../../src/store/session-file.ts";
 import { cuts, referenceParse, sessionTextArb } from "../helpers/session-text.ts";
+import { asUnprivileged, openToOthers } from "../helpers/unprivileged.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cf-session-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -136,12 +137,11 @@ describe("readSessionFile (streamed)", () => {
 		);
 		writeFileSync(join(dir, "empty.jsonl"), "");
 		expect(code(join(dir, "empty.jsonl"))).toStartWith("not-a-session:");
-		if (process.getuid?.() !== 0) {
-			const locked = join(dir, "locked.jsonl");
-			writeFileSync(locked, `${JSON.stringify({ type: "session", id: "s" })}\n`);
-			chmodSync(locked, 0o000);
-			expect(code(locked)).toBe(`unreadable: session file unreadable (EACCES): ${locked}`);
-			chmodSync(locked, 0o600);
-		}
+		const locked = join(dir, "locked.jsonl");
+		writeFileSync(locked, `${JSON.stringify({ type: "session", id: "s" })}\n`);
+		chmodSync(locked, 0o000);
+		openToOthers(dir);
+		expect(asUnprivileged(() => code(locked))).toBe(`unreadable: session file unreadable (EACCES): ${locked}`);
+		chmodSync(locked, 0o600);
 	});
 });

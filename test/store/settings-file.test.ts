@@ -22,6 +22,7 @@ import {
 	SETTINGS_FILE_VERSION,
 	writeSettingsFile,
 } from "../../src/store/settings-file.ts";
+import { asUnprivileged } from "../helpers/unprivileged.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -154,22 +155,19 @@ describe("patchSettingsFile", () => {
 		expect(readFileSync(path, "utf8")).toBe(text);
 		expect(readdirSync(d)).toEqual(["context-fold.json"]);
 	});
-	// Root ignores directory permissions, so this failure can only be provoked as another user.
-	test.skipIf(process.getuid?.() === 0)(
-		"a write failure is reported, the old file stays and no temp file is left",
-		() => {
-			const d = dir();
-			const path = join(d, "context-fold.json");
-			writeFileSync(path, '{"foldAt": 0.5}');
-			chmodSync(d, 0o500);
-			const r = patchSettingsFile(path, [{ path: ["foldAt"], value: 0.3 }]);
-			chmodSync(d, 0o700);
-			expect(r.ok).toBe(false);
-			expect(r.ok ? "" : r.message).toContain(`could not write ${path}`);
-			expect(json(path)).toEqual({ foldAt: 0.5 });
-			expect(readdirSync(d)).toEqual(["context-fold.json"]);
-		},
-	);
+	// Root ignores directory permissions: the write runs as another user (see asUnprivileged).
+	test("a write failure is reported, the old file stays and no temp file is left", () => {
+		const d = dir();
+		const path = join(d, "context-fold.json");
+		writeFileSync(path, '{"foldAt": 0.5}');
+		chmodSync(d, 0o555);
+		const r = asUnprivileged(() => patchSettingsFile(path, [{ path: ["foldAt"], value: 0.3 }]));
+		chmodSync(d, 0o700);
+		expect(r.ok).toBe(false);
+		expect(r.ok ? "" : r.message).toContain(`could not write ${path}`);
+		expect(json(path)).toEqual({ foldAt: 0.5 });
+		expect(readdirSync(d)).toEqual(["context-fold.json"]);
+	});
 });
 
 describe("writeSettingsFile", () => {

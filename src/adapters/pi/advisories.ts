@@ -5,9 +5,9 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
+import type { PiEntry } from "../../core/session/view.ts";
 import { idleMinutesFor } from "../../core/settings.ts";
 import type { Runtime } from "./runtime.ts";
-import type { PiEntry } from "./view.ts";
 
 export const KEEP_DRAFT = "Keep draft";
 export const SEND_ANYWAY = "Send anyway";

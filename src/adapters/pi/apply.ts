@@ -5,7 +5,7 @@
  * All or nothing: if any substitution cannot be applied, every change is rolled back.
  */
 import type { Substitution } from "../../core/plan.ts";
-import type { PiContent, PiMessage } from "./view.ts";
+import type { PiContent, PiMessage } from "../../core/session/view.ts";
 
 export class ApplyError extends Error {}
 

@@ -6,19 +6,19 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import type { ViewMessage } from "../../core/blocks.ts";
 import { type FoldPlan, planFold } from "../../core/plan.ts";
+import { buildView, type PiEntry, type PiMessage } from "../../core/session/view.ts";
 import type { Settings } from "../../core/settings.ts";
+import { thinkingPolicyFor } from "../../core/thinking-policy.ts";
+import { sha256 } from "../../store/hash.ts";
 import type { MemoryOriginals } from "../../store/originals.ts";
 import { applySubstitutions } from "./apply.ts";
-import { sha256 } from "./hash.ts";
-import type { BranchSource, BranchState } from "./state.ts";
-import { thinkingPolicyFor } from "./thinking.ts";
-import { buildView, type PiEntry, type PiMessage } from "./view.ts";
+import type { BranchSource, LiveBranch } from "./state.ts";
 
 export interface HookDeps {
-	state: BranchState;
+	state: LiveBranch;
 	settings: Settings;
 	getBranch(): readonly PiEntry[];
-	/** Pi's session manager, for an incremental sync (see BranchState.syncWith); getBranch alone works too. */
+	/** Pi's session manager, for an incremental sync (see LiveBranch.syncWith); getBranch alone works too. */
 	session?: BranchSource | undefined;
 	contextWindow(): number | undefined;
 	/** API of the model this request goes to (decides how thinking may fold). */

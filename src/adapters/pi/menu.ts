@@ -7,14 +7,14 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import { DEFAULT_SETTINGS, describeValue, idleMinutesFor, KNOBS, type KnobSpec } from "../../core/settings.ts";
+import { sha256 } from "../../store/hash.ts";
+import { settingsFile } from "../../store/paths.ts";
 import {
 	type FieldEdit,
 	patchSettingsFile,
 	readSettingsFile,
 	type SettingsFileRead,
 } from "../../store/settings-file.ts";
-import { sha256 } from "./hash.ts";
-import { settingsFile } from "./paths.ts";
 import type { Runtime } from "./runtime.ts";
 
 export const MENU_TITLE = "context-fold";
@@ -185,7 +185,7 @@ function idleRow(rt: Runtime, knob: KnobSpec, provider: string, saved: Record<st
 }
 
 function rowText(row: Row): string {
-	return `${row.label}: ${row.value} · ${row.source}${row.knob.live ? "" : " · applies after /reload"}`;
+	return `${row.label}: ${row.value} · ${row.source}`;
 }
 
 /** A saved field as the person wrote it, shown the way the menu shows values. */
@@ -274,18 +274,14 @@ function save(rt: Runtime, ctx: ExtensionContext, row: Row, edits: FieldEdit[], 
 		return;
 	}
 	const { knob } = row;
-	let note = "";
-	if (knob.live) {
-		rt.reloadSettings();
-		// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
-		for (const w of rt.resolved.warnings)
-			rt.notices.once(ctx, `settings:${w.name}:${w.value}`, redactSecrets(w.message, sha256), "warning");
-		// The footer's gauge reads the thresholds; redraw it now rather than at the next response.
-		rt.showFooter(ctx);
-		note = " Applies now.";
-	} else {
-		note = " Applies after /reload.";
-	}
+	// Every knob is live: the running session reads the new value from the next request on.
+	rt.reloadSettings();
+	// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
+	for (const w of rt.resolved.warnings)
+		rt.notices.once(ctx, `settings:${w.name}:${w.value}`, redactSecrets(w.message, sha256), "warning");
+	// The footer's gauge reads the thresholds; redraw it now rather than at the next response.
+	rt.showFooter(ctx);
+	let note = " Applies now.";
 	const env = rt.env[knob.env];
 	if (env !== undefined && env.trim() !== "" && knob.parse(env.trim()).ok) {
 		note = ` ${knob.env}=${env.trim()} still overrides it in this session.`;

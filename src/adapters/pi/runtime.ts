@@ -3,34 +3,31 @@
  * the tools, the commands and the advisories. Everything here is rebuilt on session_start.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { type FoldPlan, planFold } from "../../core/plan.ts";
+import type { Prices } from "../../core/accounting.ts";
+import type { FoldPlan } from "../../core/plan.ts";
+import { contextOf, previewPlan } from "../../core/session/preview.ts";
 import type { ResolvedSettings } from "../../core/settings.ts";
-import { renderFooter, renderStatus } from "../../core/status.ts";
+import { renderFooter, renderStatus, statusFlags } from "../../core/status.ts";
+import { sha256 } from "../../store/hash.ts";
 import { Ledger, LedgerError } from "../../store/ledger.ts";
 import { MemoryOriginals } from "../../store/originals.ts";
-import { loadSettings } from "./config.ts";
+import { loadSettings } from "../../store/settings-load.ts";
 import type { HookOutcome } from "./context-hook.ts";
-import { sha256 } from "./hash.ts";
 import { Notices } from "./notices.ts";
-import { type BranchSource, BranchState } from "./state.ts";
-import { thinkingPolicyFor } from "./thinking.ts";
-import { buildView, type PiEntry, type PiMessage } from "./view.ts";
+import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
 
 export const STATUS_KEY = "context-fold";
-/** The same code recalled this many times is "churn": unfolding it once would be cheaper. */
-export const RECALL_CHURN = 3;
 
 export class Runtime {
 	readonly notices = new Notices();
 	resolved: ResolvedSettings;
-	state = new BranchState();
+	state = new LiveBranch();
 	/** The session's ledger, or null for an ephemeral session (then originals live in memory). */
 	ledger: Ledger | null = null;
 	memory: MemoryOriginals | undefined;
 	ctx: ExtensionContext | undefined;
 	lastOutcome: HookOutcome | undefined;
 	requests = 0;
-	readonly recallCounts = new Map<string, number>();
 	/** Images from a prompt whose send was declined, kept for the next interactive prompt. */
 	retainedImages: unknown[] = [];
 	/** Ledger entries already checked for a foreign writer (see checkForeignWriter). */
@@ -64,40 +61,17 @@ export class Runtime {
 		return Date.now() + (Number.isFinite(offset) ? offset : 0);
 	}
 
-	/**
-	 * What the next request would look like, planned but not committed: the messages on the current
-	 * context path as Pi would send them (without the next prompt). Null when it cannot be built.
-	 */
+	/** What the next request would look like, planned but not committed. Null when it cannot be built. */
 	previewPlan(ctx: ExtensionContext): FoldPlan | null {
 		try {
 			if (!this.sync(ctx)) return null;
-			const entries = ctx.sessionManager.buildContextEntries() as unknown as PiEntry[];
-			const messages: PiMessage[] = [];
-			for (const e of entries) {
-				if (e.type === "message" && e.message !== undefined && e.message.role !== "system") messages.push(e.message);
-				else if (e.type === "compaction" || e.type === "branch_summary") {
-					messages.push({
-						role: e.type === "compaction" ? "compactionSummary" : "branchSummary",
-						summary: String(e.summary ?? ""),
-						timestamp: Date.parse(String(e.timestamp)) || 0,
-					});
-				} else if (e.type === "custom_message") {
-					messages.push({
-						role: "custom",
-						content: e.content as PiMessage["content"],
-						timestamp: Date.parse(String(e.timestamp)) || 0,
-					});
-				}
-			}
-			const view = buildView(messages, (m) => this.state.lookup(m));
-			return planFold({
-				messages: view,
-				index: this.state.index,
+			return previewPlan({
+				messages: contextOf(branchOf(ctx.sessionManager), (iso) => Date.parse(iso)),
+				branch: this.state.branch,
 				settings: this.settings,
 				window: ctx.model?.contextWindow,
-				everCacheRead: this.state.everCacheRead,
+				api: ctx.model?.api,
 				hash: sha256,
-				thinking: thinkingPolicyFor(ctx.model?.api),
 			});
 		} catch {
 			return null;
@@ -217,7 +191,7 @@ export class Runtime {
 
 	/** A fresh session: drop everything derived from the previous one. */
 	reset(ctx: ExtensionContext): void {
-		this.state = new BranchState();
+		this.state = new LiveBranch();
 		this.lastOutcome = undefined;
 		this.requests = 0;
 		this.footerFlags.clear();
@@ -241,7 +215,11 @@ export class Runtime {
 		if (!ctx.hasUI) return;
 		try {
 			const plan = this.lastOutcome?.plan;
-			const flags = [...(this.state.accounting().offWire ? ["⚠ fold not on wire"] : []), ...this.footerFlags.values()];
+			const flags = [
+				...(this.state.accounting().offWire ? ["⚠ fold not on wire"] : []),
+				...(this.state.branch.forcedCompactions >= 2 ? ["⚠ 2nd forced compaction"] : []),
+				...this.footerFlags.values(),
+			];
 			const s = this.settings;
 			const text = plan
 				? renderFooter({
@@ -261,38 +239,36 @@ export class Runtime {
 		}
 	}
 
-	statusText(ctx: ExtensionContext, extra: { secondForcedCompaction?: boolean; coldCarry?: boolean } = {}): string {
+	statusText(ctx: ExtensionContext): string {
 		const a = this.state.accounting();
 		const plan = this.lastOutcome?.plan ?? null;
-		const cost = (
-			ctx.model as { cost?: Partial<Record<"input" | "output" | "cacheRead" | "cacheWrite", number>> } | undefined
-		)?.cost;
-		const churn = [...this.recallCounts].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c);
-		// The reset flag: the last response read nothing from cache, and carrying this context on costs
-		// more than a fresh start would (CONTEXTFOLD_RECON_TOKENS).
-		const lastRatio = a.perTurn.at(-1);
-		const coldCarry = lastRatio === 0 && plan !== null && plan.usage.tokens > this.settings.reconTokens;
+		const branch = this.state.branch;
 		return renderStatus({
 			plan,
 			events: this.state.index.layers.length,
 			accounting: a,
-			...(cost && {
-				prices: {
-					input: cost.input ?? 0,
-					output: cost.output ?? 0,
-					cacheRead: cost.cacheRead ?? 0,
-					cacheWrite: cost.cacheWrite ?? 0,
-				},
+			...withPrices(ctx),
+			flags: statusFlags({
+				plan,
+				accounting: a,
+				recallCalls: branch.recallCalls,
+				forcedCompactions: branch.forcedCompactions,
+				reconTokens: this.settings.reconTokens,
 			}),
-			flags: {
-				offWire: a.offWire,
-				irreducible:
-					plan !== null && plan.geometry !== null && plan.mass === 0 && plan.usage.tokens > plan.geometry.window / 2,
-				recallChurn: churn,
-				secondForcedCompaction: this.footerFlags.has("forced-compaction"),
-				coldCarry,
-				...extra,
-			},
 		});
 	}
+}
+
+/** The model's prices, when it declares them (for the net in dollars). */
+function withPrices(ctx: ExtensionContext): { prices?: Prices } {
+	const cost = (ctx.model as { cost?: Partial<Prices> } | undefined)?.cost;
+	if (cost === undefined) return {};
+	return {
+		prices: {
+			input: cost.input ?? 0,
+			output: cost.output ?? 0,
+			cacheRead: cost.cacheRead ?? 0,
+			cacheWrite: cost.cacheWrite ?? 0,
+		},
+	};
 }

@@ -11,13 +11,12 @@ import { extractSeedRecord } from "../../core/seed/extract.ts";
 import { pickFoldMessages, toolCallsOf, withoutFolded } from "../../core/seed/pick.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import type { SeedRecord } from "../../core/seed/schema.ts";
+import { COMPACTION_NOTE_TYPE, isForcedReason } from "../../core/session/branch-state.ts";
+import { buildView, type PiMessage } from "../../core/session/view.ts";
+import { sha256 } from "../../store/hash.ts";
+import { sessionDataDir } from "../../store/paths.ts";
 import { appendSeedRecord, readSeedIndex, seedIndexPath, writeHandoff } from "../../store/seed-index.ts";
-import { sha256 } from "./hash.ts";
-import { sessionDataDir } from "./paths.ts";
 import type { Runtime } from "./runtime.ts";
-import { buildView, type PiEntry, type PiMessage } from "./view.ts";
-
-const FORCED_FLAG = "forced-compaction";
 
 interface CompactDetails {
 	contextFold?: { v: number; reason?: string; records?: number };
@@ -40,14 +39,14 @@ export class SeedWriter {
 	onFold(
 		ctx: ExtensionContext,
 		layer: FrozenLayer,
-		since: number,
+		previous: FrozenLayer | undefined,
 		view: readonly ViewMessage[],
 		messages: readonly PiMessage[],
 	): void {
 		const dir = this.dir(ctx);
 		this.pending.push(() => {
 			try {
-				const picked = pickFoldMessages(layer, since, view, messages);
+				const picked = pickFoldMessages(layer, previous, view, messages);
 				const record = extractSeedRecord({
 					kind: "fold",
 					seq: layer.seq,
@@ -83,151 +82,27 @@ export class SeedWriter {
 
 export function registerSeed(rt: Runtime, writer: SeedWriter): void {
 	const pi: ExtensionAPI = rt.pi;
-	let liveForced = 0;
 
-	const forcedOnBranch = (ctx: ExtensionContext): number => {
-		let n = 0;
-		for (const e of ctx.sessionManager.getBranch() as unknown as PiEntry[]) {
-			if (e.type !== "compaction") continue;
-			const reason = (e.details as CompactDetails | undefined)?.contextFold?.reason;
-			if (reason === "threshold" || reason === "overflow") n++;
-		}
-		return n;
-	};
-
-	const checkForced = (ctx: ExtensionContext) => {
-		const n = forcedOnBranch(ctx) + liveForced;
-		if (n < 2) return;
-		rt.footerFlags.set(FORCED_FLAG, "⚠ 2nd forced compaction");
-		rt.notices.once(
-			ctx,
-			FORCED_FLAG,
-			"a second forced compaction happened in this session. Consider /fold-handoff at your next finish line: a fresh session seeded from the index costs less than carrying this one on.",
-			"warning",
-		);
-		rt.showFooter(ctx);
-	};
-
-	pi.on("session_start", (_event, ctx) => {
-		liveForced = 0;
-		try {
-			checkForced(ctx);
-		} catch {
-			// Advisory only.
-		}
-	});
-
+	pi.on("session_start", (_event, ctx) => adviseForced(rt, ctx));
 	pi.on("session_shutdown", () => writer.flush());
 
 	pi.on("session_compact", (event, ctx) => {
-		const e = event as { fromExtension?: boolean; reason?: string };
-		// Our own compactions carry their reason in details; count Pi's (native) forced ones here.
-		if (!e.fromExtension && (e.reason === "threshold" || e.reason === "overflow")) liveForced++;
-		try {
-			checkForced(ctx);
-		} catch {
-			// Advisory only.
+		const e = event as { fromExtension?: boolean; reason?: string; compactionEntry?: { id?: unknown } };
+		// Our own answers carry their reason in their details; Pi's own compaction entries do not, so a
+		// forced one is noted on the branch, where the count survives a restart.
+		if (!e.fromExtension && isForcedReason(e.reason) && typeof e.compactionEntry?.id === "string") {
+			try {
+				pi.appendEntry(COMPACTION_NOTE_TYPE, { v: 1, reason: e.reason, compactionId: e.compactionEntry.id });
+			} catch {
+				// Advisory only: without the note this compaction is not counted.
+			}
 		}
+		adviseForced(rt, ctx);
 	});
 
 	pi.on("session_before_compact", (event, ctx) => {
 		if (rt.settings.compact !== "det") return undefined;
-		const e = event as unknown as {
-			reason?: string;
-			customInstructions?: string;
-			preparation: {
-				firstKeptEntryId: string;
-				tokensBefore: number;
-				messagesToSummarize?: PiMessage[];
-				turnPrefixMessages?: PiMessage[];
-			};
-		};
-		const prep = e.preparation;
-		const parentFile = ctx.sessionManager.getSessionFile() ?? null;
-		const details: CompactDetails = { contextFold: { v: 1, ...(e.reason !== undefined && { reason: e.reason }) } };
-		try {
-			writer.flush();
-			rt.sync(ctx);
-			const dir = writer.dir(ctx);
-			const removed = [...(prep.messagesToSummarize ?? []), ...(prep.turnPrefixMessages ?? [])];
-			const view = buildView(removed, (m) => rt.state.lookup(m)).map((m) => withoutFolded(m, rt.state.index));
-			const calls = toolCallsOf(removed);
-			let index: ReturnType<typeof readSeedIndex>;
-			try {
-				index = readSeedIndex(dir);
-			} catch (error) {
-				rt.notices.once(
-					ctx,
-					"seed-read",
-					`the seed index could not be read (${(error as Error).message}); summarizing from this compaction alone.`,
-					"warning",
-				);
-				index = {
-					path: seedIndexPath(dir),
-					missing: true,
-					records: [],
-					invalid: 0,
-					truncatedTail: false,
-					problems: [],
-				};
-			}
-			const record = extractSeedRecord({
-				kind: "compaction",
-				seq: index.records.length + 1,
-				at: Date.now(),
-				messages: view,
-				calls,
-				hash: sha256,
-			});
-			try {
-				appendSeedRecord(dir, record);
-			} catch (error) {
-				rt.notices.once(
-					ctx,
-					"seed-write",
-					`the seed index was not updated (${(error as Error).message}); the compaction summary still covers it.`,
-					"warning",
-				);
-			}
-			const records: SeedRecord[] = [...index.records, record];
-			if (index.invalid > 0) {
-				rt.notices.once(
-					ctx,
-					"seed-invalid",
-					`${index.invalid} line(s) of ${index.path} could not be read; the summary is rendered from the valid records.`,
-					"warning",
-				);
-			}
-			const summary = compactionSummaryOf(records, {
-				instructions: e.customInstructions,
-				invalid: index.invalid,
-				truncatedTail: index.truncatedTail,
-				parentFile,
-				hash: sha256,
-			});
-			if (details.contextFold) details.contextFold.records = records.length;
-			return {
-				compaction: { summary, firstKeptEntryId: prep.firstKeptEntryId, tokensBefore: prep.tokensBefore, details },
-			};
-		} catch (error) {
-			// Still deterministic and still no model: a short summary that says what went wrong.
-			rt.notices.once(
-				ctx,
-				"compact-fail",
-				`the deterministic compaction summary failed (${(error as Error).message}); a minimal one was used.`,
-				"warning",
-			);
-			const summary = renderCompactionSummary({
-				instructions: e.customInstructions,
-				rendered: "",
-				records: 0,
-				invalid: 0,
-				parentFile,
-			});
-			return {
-				compaction: { summary, firstKeptEntryId: prep.firstKeptEntryId, tokensBefore: prep.tokensBefore, details },
-			};
-		}
+		return deterministicCompaction(rt, writer, event as unknown as CompactEvent, ctx);
 	});
 
 	pi.registerCommand("fold-handoff", {
@@ -235,6 +110,134 @@ export function registerSeed(rt: Runtime, writer: SeedWriter): void {
 		handler: async (args, ctx) => {
 			await handoff(rt, writer, args, ctx);
 		},
+	});
+}
+
+/** After a second compaction the window forced on this branch: suggest a handoff, once. */
+function adviseForced(rt: Runtime, ctx: ExtensionContext): void {
+	try {
+		if (!rt.sync(ctx) || rt.state.branch.forcedCompactions < 2) return;
+		rt.notices.once(
+			ctx,
+			"forced-compaction",
+			"a second forced compaction happened in this session. Consider /fold-handoff at your next finish line: a fresh session seeded from the index costs less than carrying this one on.",
+			"warning",
+		);
+		rt.showFooter(ctx);
+	} catch {
+		// Advisory only.
+	}
+}
+
+interface CompactEvent {
+	reason?: string;
+	customInstructions?: string;
+	preparation: {
+		firstKeptEntryId: string;
+		tokensBefore: number;
+		messagesToSummarize?: PiMessage[];
+		turnPrefixMessages?: PiMessage[];
+	};
+}
+
+type CompactAnswer = {
+	compaction: { summary: string; firstKeptEntryId: string; tokensBefore: number; details: CompactDetails };
+};
+
+/**
+ * CONTEXTFOLD_COMPACT=det: answer Pi's compaction with a summary rendered from the seed index (every
+ * earlier record plus one for what this compaction removes), never a model call. A failure still
+ * answers deterministically, with a minimal summary that says so.
+ */
+function deterministicCompaction(
+	rt: Runtime,
+	writer: SeedWriter,
+	e: CompactEvent,
+	ctx: ExtensionContext,
+): CompactAnswer {
+	const prep = e.preparation;
+	const parentFile = ctx.sessionManager.getSessionFile() ?? null;
+	const details: CompactDetails = { contextFold: { v: 1, ...(e.reason !== undefined && { reason: e.reason }) } };
+	const answer = (summary: string): CompactAnswer => ({
+		compaction: { summary, firstKeptEntryId: prep.firstKeptEntryId, tokensBefore: prep.tokensBefore, details },
+	});
+	try {
+		writer.flush();
+		rt.sync(ctx);
+		const dir = writer.dir(ctx);
+		const index = readIndexOrEmpty(rt, ctx, dir);
+		const record = compactionRecord(
+			rt,
+			[...(prep.messagesToSummarize ?? []), ...(prep.turnPrefixMessages ?? [])],
+			index,
+		);
+		try {
+			appendSeedRecord(dir, record);
+		} catch (error) {
+			rt.notices.once(
+				ctx,
+				"seed-write",
+				`the seed index was not updated (${(error as Error).message}); the compaction summary still covers it.`,
+				"warning",
+			);
+		}
+		if (index.invalid > 0) {
+			rt.notices.once(
+				ctx,
+				"seed-invalid",
+				`${index.invalid} line(s) of ${index.path} could not be read; the summary is rendered from the valid records.`,
+				"warning",
+			);
+		}
+		const records: SeedRecord[] = [...index.records, record];
+		if (details.contextFold) details.contextFold.records = records.length;
+		return answer(
+			compactionSummaryOf(records, {
+				instructions: e.customInstructions,
+				invalid: index.invalid,
+				truncatedTail: index.truncatedTail,
+				parentFile,
+				hash: sha256,
+			}),
+		);
+	} catch (error) {
+		rt.notices.once(
+			ctx,
+			"compact-fail",
+			`the deterministic compaction summary failed (${(error as Error).message}); a minimal one was used.`,
+			"warning",
+		);
+		return answer(
+			renderCompactionSummary({ instructions: e.customInstructions, rendered: "", records: 0, invalid: 0, parentFile }),
+		);
+	}
+}
+
+/** The seed index so far; unreadable, it is reported and the summary covers this compaction alone. */
+function readIndexOrEmpty(rt: Runtime, ctx: ExtensionContext, dir: string): ReturnType<typeof readSeedIndex> {
+	try {
+		return readSeedIndex(dir);
+	} catch (error) {
+		rt.notices.once(
+			ctx,
+			"seed-read",
+			`the seed index could not be read (${(error as Error).message}); summarizing from this compaction alone.`,
+			"warning",
+		);
+		return { path: seedIndexPath(dir), missing: true, records: [], invalid: 0, truncatedTail: false, problems: [] };
+	}
+}
+
+/** The seed record of what a compaction removes (blocks already folded are covered by their fold records). */
+function compactionRecord(rt: Runtime, removed: PiMessage[], index: ReturnType<typeof readSeedIndex>): SeedRecord {
+	const view = buildView(removed, (m) => rt.state.lookup(m)).map((m) => withoutFolded(m, rt.state.index));
+	return extractSeedRecord({
+		kind: "compaction",
+		seq: index.records.length + 1,
+		at: Date.now(),
+		messages: view,
+		calls: toolCallsOf(removed),
+		hash: sha256,
 	});
 }
 

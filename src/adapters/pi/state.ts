@@ -1,45 +1,36 @@
 /**
- * Per-session fold state, rebuilt from the active branch. Fold records live in the session file as
- * custom entries, so state follows the branch: a layer committed on one branch never masks messages
- * on another, and a resumed session rebuilds exactly the state it had.
+ * The extension's live view of the active branch: the core's BranchState (what the branch adds up
+ * to, the same code the CLI replays sessions with), kept in step with Pi's session manager, plus the
+ * per-request caches only a live hook needs. Fold records live in the session file as custom
+ * entries, so state follows the branch: a layer committed on one branch never masks messages on
+ * another, and a resumed session rebuilds exactly the state it had.
  */
 import type { AccountingReport } from "../../core/accounting.ts";
 import type { DigestFacts } from "../../core/digest.ts";
-import { FoldTelemetry } from "../../core/fold-telemetry.ts";
-import { type FoldRecord, type MaskIndex, parseFoldRecord } from "../../core/layers.ts";
-import { MAX_REPORTED_TOKENS } from "../../core/tokens.ts";
-import { messageKey, type PiContent, type PiEntry, type PiMessage, ViewCache } from "./view.ts";
+import type { FoldRecord, MaskIndex } from "../../core/layers.ts";
+import { BranchState } from "../../core/session/branch-state.ts";
+import { type PiContent, type PiEntry, type PiMessage, ViewCache } from "../../core/session/view.ts";
 
-/** customType of every entry context-fold appends. */
-export const CUSTOM_TYPE = "context-fold";
-
-/** What BranchState reads from Pi's session manager (the leaf lookups are optional). */
+/** What LiveBranch reads from Pi's session manager (the leaf lookups are optional). */
 export interface BranchSource {
 	getBranch(): readonly PiEntry[];
 	getLeafId?(): string | null;
 	getEntry?(id: string): PiEntry | undefined;
 }
 
+/** Pi's entries typed as the core reads them (Pi's own types are wider than the core needs). */
+export function branchOf(session: { getBranch(): unknown }): PiEntry[] {
+	return session.getBranch() as PiEntry[];
+}
+
 /** Past this many new entries since the last sync, reading the whole branch is as cheap. */
 const MAX_INCREMENTAL_WALK = 10_000;
 
-type UsageLike = { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
+const parseTime = (iso: string) => Date.parse(iso);
 
-export class BranchState {
-	/** Folded blocks and the accounting of the active branch (the same code the CLI replays with). */
-	private telemetry = new FoldTelemetry();
-	/** Timestamp of the newest response on the branch (the idle clock starts there). */
-	lastResponseAt = 0;
-	/** Records on the branch that failed validation (hand-edited or from a newer version). */
-	invalidRecords = 0;
-	/**
-	 * Successful responses whose usage report was missing, zero, negative, not a number or absurd
-	 * (above MAX_REPORTED_TOKENS): ignored for the budget, which then rests on estimates.
-	 */
-	badUsage = 0;
-	/** What the first bad report looked like, for the one notice that says so. */
-	badUsageKind: string | undefined;
-	private readonly byKey = new Map<string, string | null>();
+export class LiveBranch {
+	/** What the branch adds up to: fold index, accounting, lookups, counts (shared with the CLI). */
+	branch = new BranchState(parseTime);
 	/** Pi's own message objects by entry id (references, never copies), to spot foreign rewrites. */
 	private readonly raw = new Map<string, PiMessage>();
 	/** Blocks whose outgoing text was verified equal to the session's, by key, with that length. */
@@ -50,7 +41,7 @@ export class BranchState {
 	 */
 	readonly facts = new Map<string, DigestFacts>();
 	/** Views of the messages in the latest request (see ViewCache). */
-	readonly views: ViewCache = new ExactViewCache();
+	readonly views = new ViewCache();
 	private lastId: string | undefined;
 	private length = 0;
 
@@ -93,27 +84,27 @@ export class BranchState {
 	}
 
 	get index(): MaskIndex {
-		return this.telemetry.index;
+		return this.branch.index;
 	}
 
 	get everCacheRead(): boolean {
-		return this.telemetry.everCacheRead;
+		return this.branch.everCacheRead;
 	}
 
 	/** The accounting over the active branch (computed when asked, cached until the next event). */
 	accounting(): AccountingReport {
-		return this.telemetry.accounting();
+		return this.branch.accounting();
 	}
 
 	/** Record a fold record this instance just committed, before the branch shows it. Idempotent. */
 	commit(record: FoldRecord): void {
-		if (!this.telemetry.commit(record) || record.type !== "layer") return;
+		if (!this.branch.commit(record) || record.type !== "layer") return;
 		// Masked now: the layer holds the digest, the facts are no longer needed.
 		for (const b of record.blocks) this.facts.delete(`${b.entryId}:${b.blockIndex}`);
 	}
 
 	lookup(message: { role: string; timestamp?: number; toolCallId?: string }): string | null {
-		return this.byKey.get(messageKey(message)) ?? null;
+		return this.branch.lookup(message);
 	}
 
 	/** The session's own copy of a message, to compare against what arrives in the hook. */
@@ -134,12 +125,7 @@ export class BranchState {
 	}
 
 	private reset(): void {
-		this.telemetry = new FoldTelemetry();
-		this.lastResponseAt = 0;
-		this.invalidRecords = 0;
-		this.badUsage = 0;
-		this.badUsageKind = undefined;
-		this.byKey.clear();
+		this.branch = new BranchState(parseTime);
 		this.raw.clear();
 		this.verified.clear();
 		this.facts.clear();
@@ -148,36 +134,13 @@ export class BranchState {
 	}
 
 	private consume(entry: PiEntry): void {
-		if (entry.type === "message" && entry.message !== undefined) {
-			const key = messageKey(entry.message);
-			this.byKey.set(key, this.byKey.has(key) ? null : entry.id);
+		if (entry.type === "message" && entry.message !== undefined && entry.message !== null) {
 			this.raw.set(entry.id, entry.message);
-			if (entry.message.role === "assistant") {
-				const m = entry.message;
-				this.lastResponseAt = typeof m.timestamp === "number" ? m.timestamp : this.lastResponseAt;
-				if (m.stopReason !== "error" && m.stopReason !== "aborted") {
-					const bad = usageProblem(m.usage);
-					if (bad !== undefined) {
-						this.badUsage++;
-						this.badUsageKind ??= bad;
-					}
-					this.telemetry.countUsage(m.usage, this.lastResponseAt, false);
-				}
-			}
-			return;
 		}
-		if (entry.type === "usage") {
-			// Pi 0.86+ cache-warming refreshes: real provider traffic, never a user turn.
-			this.telemetry.countUsage(entry.usage as UsageLike | undefined, Date.parse(String(entry.timestamp)) || 0, true);
-			return;
-		}
-		if (entry.type === "custom" && entry.customType === CUSTOM_TYPE) {
-			const record = parseFoldRecord(entry.data);
-			if (record === null) {
-				this.invalidRecords++;
-				return;
-			}
-			this.commit(record);
+		this.branch.consume(entry);
+		if (entry.type === "custom") {
+			// A layer committed on the branch masks its blocks: their facts are no longer needed.
+			for (const b of this.index.layers.at(-1)?.blocks ?? []) this.facts.delete(`${b.entryId}:${b.blockIndex}`);
 		}
 	}
 
@@ -204,50 +167,17 @@ export class BranchState {
 			factChars += f.first?.length ?? 0;
 			for (const r of f.risk) factChars += r.length;
 		}
+		const a = this.accounting();
 		return {
 			foldedBlocks: this.index.byCode.size,
 			digestChars,
 			facts: this.facts.size,
 			factChars,
 			verified: this.verified.size,
-			keys: this.byKey.size,
+			keys: this.branch.keyCount,
 			rawRefs: this.raw.size,
 			views: this.views.size,
-			events: this.telemetry.accounting().responses + this.telemetry.accounting().changes.length,
+			events: a.responses + a.changes.length,
 		};
 	}
-}
-
-/**
- * ViewCache's shape check lets a cached view have one block more than the message's content, for the
- * text of bash executions and summaries. A view made when another extension had added a block to
- * the message also has one more block, and reusing it miscounts the message (found by the fuzz
- * suite: a block inside the protected tail was folded). Reuse such a view only when its last block
- * really is that text. (The shape check itself lives in view.ts.)
- */
-class ExactViewCache extends ViewCache {
-	override take(entryId: string, m: PiMessage): ReturnType<ViewCache["take"]> {
-		const hit = super.take(entryId, m);
-		if (hit === undefined || !Array.isArray(m.content) || hit.view.blocks.length === m.content.length) return hit;
-		const extra = ["command", "output", "summary"]
-			.map((f) => m[f])
-			.filter((v): v is string => typeof v === "string")
-			.join("\n");
-		const last = hit.view.blocks.at(-1);
-		return last?.kind === "other" && extra.length > 0 && last.text === extra ? hit : undefined;
-	}
-}
-
-/** Why a successful response's usage cannot be used, or undefined when it can. */
-function usageProblem(usage: UsageLike | undefined): string | undefined {
-	if (usage === undefined || usage === null || typeof usage !== "object") return "no usage";
-	const fields = [usage.input, usage.output, usage.cacheRead, usage.cacheWrite];
-	// null is what JSON makes of NaN and Infinity once Pi has written the report to the session file.
-	if (fields.some((n) => n !== undefined && typeof n !== "number")) return "not a number";
-	const nums = fields.filter((n): n is number => typeof n === "number");
-	if (nums.some((n) => Number.isNaN(n))) return "not a number";
-	if (nums.some((n) => n < 0)) return "negative";
-	if (nums.some((n) => !Number.isFinite(n) || n > MAX_REPORTED_TOKENS)) return "absurdly large";
-	if ((usage.input ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0) <= 0) return "no usage";
-	return undefined;
 }

@@ -40,7 +40,6 @@ export interface ToolDeps {
 	recallTokens(): number;
 	/** Persist an unfold record and apply it to the in-memory state. Throws when it cannot be recorded. */
 	commitUnfold(record: UnfoldRecord): void;
-	onRecall?(codes: readonly string[]): void;
 }
 
 function textResult(text: string, isError = false) {
@@ -68,7 +67,6 @@ export function registerTools(pi: ExtensionAPI, deps: ToolDeps): void {
 					},
 					deps.sources(),
 				);
-				if (answer.served.length > 0) deps.onRecall?.(answer.served);
 				return textResult(answer.text, !answer.ok);
 			} catch (error) {
 				return textResult(`recall_folded failed: ${(error as Error).message}`, true);

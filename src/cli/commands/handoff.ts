@@ -5,7 +5,7 @@
  * Pi with it.
  */
 import { handoffFromIndex } from "../../core/handoff.ts";
-import { sha256Hex } from "../../store/originals.ts";
+import { sha256 } from "../../store/hash.ts";
 import { sessionDataDir } from "../../store/paths.ts";
 import { readSeedIndex, SeedIndexError, writeHandoff } from "../../store/seed-index.ts";
 import { stringFlag } from "../args.ts";
@@ -51,7 +51,7 @@ export const handoffCommand: Command = {
 				parentFile: loaded.file.path,
 				sessionId: header.id,
 				index,
-				hash: sha256Hex,
+				hash: sha256,
 			});
 			const path = writeHandoff(dir, text, ctx.io.now());
 			written = { path, indexPath: index.path, records: index.records.length, invalid: index.invalid };

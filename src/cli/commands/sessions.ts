@@ -4,7 +4,7 @@
  * not sent, and their value at the provider preset's cache-read price, net of re-writes.
  */
 import { foldValue, PRICE_PRESETS } from "../../core/accounting.ts";
-import { BranchReplay } from "../../core/session/replay.ts";
+import { BranchReplay } from "../../core/session/branch-state.ts";
 import { parseIsoTime, readSessionFile } from "../../store/session-file.ts";
 import { listSessions, type SessionInfo } from "../../store/sessions.ts";
 import { boolFlag, intFlag } from "../args.ts";

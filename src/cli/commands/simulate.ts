@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import { billingModel, type CacheTtl } from "../../core/billing.ts";
 import { replaySession } from "../../core/simulate/replay.ts";
 import { billReplay } from "../../core/simulate/summary.ts";
-import { sha256Hex } from "../../store/originals.ts";
+import { sha256 } from "../../store/hash.ts";
 import { parseIsoTime } from "../../store/session-file.ts";
 import { boolFlag, intFlag, stringFlag } from "../args.ts";
 import { type CommandContext, remark } from "../context.ts";
@@ -129,7 +129,7 @@ function simulateOne(
 			used.set(key, { ...w, n: (seen?.n ?? 0) + 1 });
 			return w.window;
 		},
-		hash: sha256Hex,
+		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: loaded.file.path,
 	});

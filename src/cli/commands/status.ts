@@ -6,13 +6,12 @@
  */
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
 import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
-import { type FoldPlan, planFold } from "../../core/plan.ts";
-import { FOLD_ENTRY_TYPE } from "../../core/session/replay.ts";
-import { buildView } from "../../core/session/view.ts";
+import type { FoldPlan } from "../../core/plan.ts";
+import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
+import { previewPlan } from "../../core/session/preview.ts";
 import { idleMinutesFor } from "../../core/settings.ts";
-import { renderStatus, type StatusFlags } from "../../core/status.ts";
-import { thinkingPolicyFor } from "../../core/thinking-policy.ts";
-import { sha256Hex } from "../../store/originals.ts";
+import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
+import { sha256 } from "../../store/hash.ts";
 import { intFlag, type ParsedArgs, stringFlag } from "../args.ts";
 import type { CommandContext } from "../context.ts";
 import { usageError } from "../errors.ts";
@@ -21,9 +20,6 @@ import { println } from "../io.ts";
 import { type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
 import { type ChosenSession, chooseSession } from "../session-pick.ts";
 import type { Command } from "./command.ts";
-
-/** The same code recalled this many times is churn (the extension uses the same number). */
-export const RECALL_CHURN = 3;
 
 const USAGE = `Usage: context-fold status [session] [--json] [--price anthropic|openai|gemini] [--window N]
 
@@ -120,27 +116,24 @@ export function buildStatus(
 	const model = typeof last?.model === "string" ? last.model : null;
 	const { window, source } = loaded.windowFor(provider ?? undefined, model ?? undefined);
 	// The next request as Pi would send it now (without the next prompt), planned but not committed.
-	const view = buildView(replay.context.messages, (m) => replay.lookup(m));
-	const plan = planFold({
-		messages: view,
-		index: replay.index,
+	const plan = previewPlan({
+		messages: replay.context.messages,
+		branch: replay,
 		settings,
 		window,
-		everCacheRead: replay.everCacheRead,
-		hash: sha256Hex,
-		thinking: thinkingPolicyFor(typeof last?.api === "string" ? last.api : undefined),
+		api: typeof last?.api === "string" ? last.api : undefined,
+		hash: sha256,
 	});
 	const a = replay.accounting();
 	const prices = pricesFor(loaded, provider, model, price);
 	const lastRatio = a.perTurn.at(-1) ?? null;
-	const flags = {
-		offWire: a.offWire,
-		// After the pending fold, if any: what would still be carried with nothing left to fold.
-		irreducible: plan.geometry !== null && plan.mass === 0 && plan.usageAfter > plan.geometry.window / 2,
-		recallChurn: [...replay.recallCalls].filter(([, n]) => n >= RECALL_CHURN).map(([c]) => c),
-		secondForcedCompaction: replay.forcedCompactions >= 2,
-		coldCarry: lastRatio === 0 && plan.usage.tokens > settings.reconTokens,
-	};
+	const flags = statusFlags({
+		plan,
+		accounting: a,
+		recallCalls: replay.recallCalls,
+		forcedCompactions: replay.forcedCompactions,
+		reconTokens: settings.reconTokens,
+	});
 	// A fold the next request would make is not in the session yet: show the recorded state, then say so.
 	const pending = plan.layer;
 	const saved = pending === null ? 0 : pending.usageBefore - pending.usageAfter;

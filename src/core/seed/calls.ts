@@ -3,6 +3,7 @@
  * ran. The adapter passes structured calls; without them the toolCall blocks are parsed.
  */
 import type { ViewMessage } from "../blocks.ts";
+import { isRecord } from "../values.ts";
 import type { FileOp } from "./schema.ts";
 
 /** A tool call with structured arguments, as the adapter knows it from Pi's message. */
@@ -34,7 +35,7 @@ export interface CallFacts {
 }
 
 export function readCall(call: SeedToolCall): CallFacts {
-	const args = isObject(call.args) ? call.args : {};
+	const args = isRecord(call.args) ? call.args : {};
 	const op = TOOL_OPS[call.name.toLowerCase()] ?? "command";
 	const path = PATH_ARGS.map((k) => args[k]).find((v): v is string => typeof v === "string");
 	const command = typeof args.command === "string" ? args.command : undefined;
@@ -43,7 +44,7 @@ export function readCall(call: SeedToolCall): CallFacts {
 
 /**
  * Fallback when the adapter passes no calls: a toolCall block's text is JSON(arguments) followed by
- * the tool name (see src/adapters/pi/view.ts). The ids are unknown, so they are left empty.
+ * the tool name (see src/core/session/view.ts). The ids are unknown, so they are left empty.
  */
 export function parseCallBlocks(messages: readonly ViewMessage[]): SeedToolCall[] {
 	const calls: SeedToolCall[] = [];
@@ -61,8 +62,4 @@ export function parseCallBlocks(messages: readonly ViewMessage[]): SeedToolCall[
 		}
 	}
 	return calls;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-	return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -9,11 +9,11 @@ import { blockKey, type ViewMessage } from "../blocks.ts";
 import { countLines, type Hash, utf8Length } from "../digest.ts";
 import type { MaskedBlock } from "../layers.ts";
 import { findRiskLines } from "../lexicon.ts";
+import { clipTo } from "../values.ts";
 import { parseCallBlocks, readCall, type SeedToolCall } from "./calls.ts";
 import { cleanPath, findPaths, harvestTokens, numberClass, Tally } from "./harvest.ts";
 import { scanSecrets } from "./redact.ts";
 import {
-	clipTo,
 	emptyOmitted,
 	FILE_OPS,
 	type FileOp,

@@ -9,15 +9,16 @@ import type { SeedToolCall } from "./calls.ts";
 
 /**
  * The messages a fold record covers: the masked blocks' messages, the assistant messages whose tool
- * calls produced them, and the user messages sent after `since` (the previous fold's time).
- * `view[i]` must be the view of `messages[i]`.
+ * calls produced them, and the user messages since the previous fold (see userMessagesSince).
+ * `view[i]` must be the view of `messages[i]`; `previous` is the layer committed before `layer`.
  */
 export function pickFoldMessages(
 	layer: FrozenLayer,
-	since: number,
+	previous: FrozenLayer | undefined,
 	view: readonly ViewMessage[],
 	messages: readonly PiMessage[],
 ): { view: ViewMessage[]; calls: SeedToolCall[] } {
+	const since = userMessagesSince(previous, view);
 	const entries = new Set(layer.blocks.map((b) => b.entryId));
 	const callIds = new Set(layer.blocks.map((b) => b.toolCallId).filter((id): id is string => id !== undefined));
 	const pickedView: ViewMessage[] = [];
@@ -38,6 +39,19 @@ export function pickFoldMessages(
 		if (take) pickedView.push(v);
 	}
 	return { view: pickedView, calls };
+}
+
+/**
+ * A fold record indexes the user messages since the previous fold: those sent after the response that
+ * answered the previous fold's request. Every user message up to that response was in that request,
+ * so the previous record already indexed it. The previous layer records the newest response before
+ * its own request (lastResponseAt); the answer is the first response after that. With no previous
+ * fold, every user message counts.
+ */
+export function userMessagesSince(previous: FrozenLayer | undefined, view: readonly ViewMessage[]): number {
+	if (previous === undefined) return Number.NEGATIVE_INFINITY;
+	for (const v of view) if (v.role === "assistant" && v.timestamp > previous.lastResponseAt) return v.timestamp;
+	return previous.lastResponseAt;
 }
 
 /** The tool calls of assistant messages, for a compaction record. */

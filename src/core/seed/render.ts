@@ -6,8 +6,9 @@
  */
 import type { Hash } from "../digest.ts";
 import { groupDigits } from "../tokens.ts";
+import { clipTo } from "../values.ts";
 import { containsSecret, redactSecrets } from "./redact.ts";
-import { clipTo, FILE_OPS, type FileOp, type SeedField, type SeedRecord, validateSeedRecord } from "./schema.ts";
+import { FILE_OPS, type FileOp, type SeedField, type SeedRecord, validateSeedRecord } from "./schema.ts";
 
 /** Default size bound: about 4k tokens at the core's 4 characters per token. */
 export const DEFAULT_SEED_MAX_CHARS = 16_000;
@@ -58,7 +59,7 @@ export function renderSeed(records: readonly SeedRecord[], options: RenderSeedOp
 	};
 	const merged = SECTIONS.map((s) => mergeField(s.field, order, safe, compactionNumber));
 	const capped = SECTIONS.map((s) => records.reduce((n, r) => n + r.omitted[s.field], 0));
-	const worstFooter = renderFooter(
+	const worstFooter = renderOmissions(
 		merged.map((m) => m.length),
 		capped,
 		records.length,
@@ -96,7 +97,7 @@ export function renderSeed(records: readonly SeedRecord[], options: RenderSeedOp
 		for (const item of items) recordsShown.add(item.record);
 		if (items.length > 0) body += renderSection(section.title, items, section.inline === true);
 	});
-	const footer = renderFooter(
+	const footer = renderOmissions(
 		merged.map((m, s) => m.length - (shown[s] as number)),
 		capped,
 		records.length - recordsShown.size,
@@ -132,7 +133,7 @@ function renderHeader(records: readonly SeedRecord[], options: RenderSeedOptions
 	return `${lines.join("\n")}\n`;
 }
 
-function renderFooter(notShown: number[], capped: number[], recordsHidden: number, withheld: number): string {
+function renderOmissions(notShown: number[], capped: number[], recordsHidden: number, withheld: number): string {
 	const part = (counts: number[]) =>
 		SECTIONS.flatMap((s, i) => ((counts[i] ?? 0) > 0 ? [plural(counts[i] ?? 0, s.label)] : [])).join(", ");
 	const lines: string[] = [];

@@ -1,9 +1,3 @@
-/**
- * The seed-index record: one JSON line per fold event or compaction, appended to
- * `<agentDir>/context-fold/<session-id>/seed-index.jsonl`. docs/SEED_INDEX_SPEC.md is the contract;
- * this file is its executable form. Records are plain data: exact tokens, never paraphrase.
- */
-
 export const SEED_RECORD_TYPE = "seed-record";
 /** Bumped on any incompatible change; the reader accepts every version from 1 up to this one. */
 export const SEED_INDEX_VERSION = 1;
@@ -101,16 +95,6 @@ export interface SeedRecord {
 	secrets: number;
 	/** Items dropped by the per-field bounds. */
 	omitted: SeedOmitted;
-}
-
-/** At most `max` UTF-16 units, ending in "…" when cut, never splitting a surrogate pair. */
-export function clipTo(text: string, max: number): string {
-	if (text.length <= max) return text;
-	if (max <= 0) return "";
-	let end = max - 1;
-	const c = text.charCodeAt(end - 1);
-	if (c >= 0xd800 && c <= 0xdbff) end--;
-	return `${text.slice(0, end)}…`;
 }
 
 export function emptyOmitted(): SeedOmitted {

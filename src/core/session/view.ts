@@ -10,6 +10,7 @@ import type { ViewBlock, ViewMessage } from "../blocks.ts";
 import { type DigestFacts, digestFacts } from "../digest.ts";
 import { MIN_FOLD_TOKENS } from "../policy/select.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
+import { finiteOr0 } from "../values.ts";
 
 // Pi's message shapes, reduced to the fields we read. Kept structural so both Pi versions fit.
 export interface PiContent {
@@ -121,7 +122,10 @@ function extraText(m: PiMessage): string {
 	return parts.join("\n");
 }
 
-/** Build the core view of an outgoing message list. */
+/**
+ * What buildView checks each message's blocks against (the session entry, and what was verified
+ * before) and the digest facts it fills in.
+ */
 export interface ForeignCheck {
 	raw(entryId: string): PiMessage | undefined;
 	/** Length of a block's text last verified equal to the session's, by block key. */
@@ -167,8 +171,16 @@ export class ViewCache {
 function sameShape(view: ViewMessage, m: PiMessage): boolean {
 	const content = m.content;
 	if (!Array.isArray(content)) return false;
+	// A view has one block more than the content only for the text of bash executions and summaries
+	// (extraText). A view made when another extension had added a part to the message has one more
+	// block too, and reusing it would miscount the message (found by the fuzz suite: a block inside the
+	// protected tail was folded), so the extra block must really be that text.
 	const extra = view.blocks.length - content.length;
-	if (extra !== 0 && extra !== 1) return false;
+	const text = extraText(m);
+	if (extra === 1) {
+		const last = view.blocks[view.blocks.length - 1];
+		if (text.length === 0 || last?.kind !== "other" || last.text !== text) return false;
+	} else if (extra !== 0 || text.length > 0) return false;
 	for (let j = 0; j < content.length; j++) {
 		const part = content[j];
 		const b = view.blocks[j] as ViewBlock;
@@ -186,6 +198,7 @@ function sameShape(view: ViewMessage, m: PiMessage): boolean {
 	return true;
 }
 
+/** Build the core view of an outgoing message list. */
 export function buildView(
 	messages: readonly PiMessage[],
 	lookup: (m: PiMessage) => string | null,
@@ -238,10 +251,10 @@ export function buildView(
 		if (m.role === "assistant") {
 			if (m.usage !== undefined && m.usage !== null && typeof m.usage === "object") {
 				v.usage = {
-					input: num(m.usage.input),
-					output: num(m.usage.output),
-					cacheRead: num(m.usage.cacheRead),
-					cacheWrite: num(m.usage.cacheWrite),
+					input: finiteOr0(m.usage.input),
+					output: finiteOr0(m.usage.output),
+					cacheRead: finiteOr0(m.usage.cacheRead),
+					cacheWrite: finiteOr0(m.usage.cacheWrite),
 				};
 			}
 			if (typeof m.stopReason === "string") v.stopReason = m.stopReason;
@@ -288,8 +301,4 @@ function markForeign(blocks: ViewBlock[], entryId: string, check: ForeignCheck):
 		}
 		b.facts = facts;
 	}
-}
-
-function num(v: unknown): number {
-	return typeof v === "number" && Number.isFinite(v) ? v : 0;
 }

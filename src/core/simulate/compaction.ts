@@ -107,7 +107,6 @@ export function findCutIndex(
 /** Seed records of the folded arm, and the deterministic compaction built from them. */
 export class ReplayCompactor {
 	readonly records: SeedRecord[] = [];
-	private lastFoldAt = 0;
 	count = 0;
 
 	constructor(
@@ -122,8 +121,14 @@ export class ReplayCompactor {
 	}
 
 	/** Index the fold the way the extension's SeedWriter does, so a later summary renders the same records. */
-	onFold(layer: FrozenLayer, at: number, view: readonly ViewMessage[], messages: readonly PiMessage[]): void {
-		const picked = pickFoldMessages(layer, this.lastFoldAt, view, messages);
+	onFold(
+		layer: FrozenLayer,
+		previous: FrozenLayer | undefined,
+		at: number,
+		view: readonly ViewMessage[],
+		messages: readonly PiMessage[],
+	): void {
+		const picked = pickFoldMessages(layer, previous, view, messages);
 		this.records.push(
 			extractSeedRecord({
 				kind: "fold",
@@ -135,7 +140,6 @@ export class ReplayCompactor {
 				hash: this.hash,
 			}),
 		);
-		this.lastFoldAt = at;
 	}
 
 	/**

@@ -7,7 +7,8 @@
  * is billed again. Pi's compaction-summary requests are billed as uncached input with a fixed output.
  * Prices are the project's presets (src/core/accounting.ts); only the ratio knobs live here.
  */
-import { costOf, PRICE_PRESETS, type PricePreset, type Prices, type Usage } from "../../../src/core/accounting.ts";
+import { costOf, PRICE_PRESETS, type PricePreset, type Prices } from "../../../src/core/accounting.ts";
+import type { Usage } from "../../../src/core/tokens.ts";
 
 export interface BillingModel {
 	name: string;

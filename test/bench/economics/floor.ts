@@ -7,11 +7,12 @@
  * everything the previous one sent (with today's masks applied retroactively) and writes only what is
  * new, except after a lifetime expiry, when it writes all of it. No compaction, no tool declarations.
  */
-import { summarizeCall } from "../../../src/adapters/pi/view.ts";
+
 import { renderDigest } from "../../../src/core/digest.ts";
 import { protectedTailStart } from "../../../src/core/plan.ts";
 import { ladderGeometry } from "../../../src/core/policy/ladder.ts";
 import { MIN_FOLD_TOKENS } from "../../../src/core/policy/select.ts";
+import { summarizeCall } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { estimateTokens } from "../../../src/core/tokens.ts";
 import { stableStringify } from "../../e2e/harness/cache-model.ts";

@@ -9,7 +9,8 @@
  * send RPC `abort`, so Pi records an aborted message exactly as it did in the original run.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { commonPrefixLength, stableStringify } from "../../e2e/harness/cache-model.ts";
+import { commonPrefixLength } from "../../../src/core/values.ts";
+import { stableStringify } from "../../e2e/harness/cache-model.ts";
 import { listenLocal, readBody, wireUsage } from "../../e2e/harness/local-server.ts";
 import {
 	type ChatMessage,

@@ -12,7 +12,7 @@ import type { PiEntry } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { replaySession } from "../../../src/core/simulate/replay.ts";
 import { billReplay } from "../../../src/core/simulate/summary.ts";
-import { sha256Hex } from "../../../src/store/originals.ts";
+import { sha256 } from "../../../src/store/hash.ts";
 import { parseIsoTime } from "../../../src/store/session-file.ts";
 import { WINDOW } from "./arms.ts";
 import type { Trace } from "./trace-read.ts";
@@ -47,7 +47,7 @@ export function simulateTrace(t: Trace, overhead: number | undefined): SimulateA
 		entries,
 		settings: DEFAULT_SETTINGS,
 		windowFor: () => WINDOW,
-		hash: sha256Hex,
+		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: t.path,
 	});

@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import type { ViewMessage } from "../../../src/core/blocks.ts";
 import { type ExtractInput, extractSeedRecord } from "../../../src/core/seed/extract.ts";
 import { findPaths, isIdentifier } from "../../../src/core/seed/harvest.ts";
-import { clipTo, SEED_LIMITS, serializeSeedRecord, validateSeedRecord } from "../../../src/core/seed/schema.ts";
+import { SEED_LIMITS, serializeSeedRecord, validateSeedRecord } from "../../../src/core/seed/schema.ts";
+import { clipTo } from "../../../src/core/values.ts";
 import { COMPACTION_MESSAGES, compactionInput, FOLD_MESSAGES, foldInput, T0 } from "./fixtures.ts";
 import { maskBlock, sha256 } from "./trace.ts";
 

@@ -1,4 +1,6 @@
 // Pretend prompt caching, so tests can check what context-fold does to cache reads without a real provider.
+
+import { commonPrefixLength } from "../../../src/core/values.ts";
 import type { Usage } from "./replies.ts";
 import type { RecordedRequest } from "./requests.ts";
 
@@ -26,8 +28,8 @@ export type CacheModel = PrefixCacheModel | NoCacheModel;
  * Lets a test rewrite the computed usage of one request, e.g. to pretend the whole old prefix was
  * cached. Returning null sends no usage at all, like a provider that never reports it.
  */
-export type UsageHook = (ctx: {
-	req: RecordedRequest;
+export type UsageHook<R = RecordedRequest> = (ctx: {
+	req: R;
 	computed: Usage;
 	/** Serialized prompt of this request, and of the requests before it, for custom cache maths. */
 	serialized: string;
@@ -51,13 +53,6 @@ export function stableStringify(value: unknown): string {
  */
 export function serializePrompt(req: RecordedRequest): string {
 	return `${stableStringify(req.body.tools ?? [])}${stableStringify(req.body.messages)}`;
-}
-
-export function commonPrefixLength(a: string, b: string): number {
-	const n = Math.min(a.length, b.length);
-	let i = 0;
-	while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i += 1;
-	return i;
 }
 
 export function tokensOf(chars: number, charsPerToken = 4): number {

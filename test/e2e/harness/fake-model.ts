@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type CacheModel, computeUsage, serializePrompt, type UsageHook } from "./cache-model.ts";
 import { listenLocal, readBody, wireUsage } from "./local-server.ts";
 import { DEFAULT_SUMMARY, type Reply, type Script, text, type Usage } from "./replies.ts";
+import { requestLog } from "./request-log.ts";
 import { type ChatRequestBody, classifySummary, type RecordedRequest, systemPromptOf } from "./requests.ts";
 
 export interface FakeModelOptions {
@@ -36,7 +37,7 @@ export interface FakeModel {
 
 const defaultScript: Script = (req) => (req.isSummaryRequest ? text(DEFAULT_SUMMARY) : text("ok"));
 
-function outputChars(reply: Reply): number {
+export function outputChars(reply: Reply): number {
 	if (reply.kind === "text") return reply.text.length + (reply.reasoning?.length ?? 0);
 	if (reply.kind === "toolCalls")
 		return (
@@ -47,18 +48,18 @@ function outputChars(reply: Reply): number {
 	return 0;
 }
 
-function argsJson(args: unknown): string {
+export function argsJson(args: unknown): string {
 	return typeof args === "string" ? args : JSON.stringify(args ?? {});
 }
 
-function splitText(s: string, size: number): string[] {
+export function splitText(s: string, size: number): string[] {
 	if (s.length === 0) return [];
 	const parts: string[] = [];
 	for (let i = 0; i < s.length; i += size) parts.push(s.slice(i, i + size));
 	return parts;
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
 	return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
@@ -121,14 +122,63 @@ function writeJson(
 	res.end(JSON.stringify(body));
 }
 
+export interface AnswerInput<R extends RecordedRequest<unknown>> {
+	req: R;
+	script: Script<R>;
+	problems: string[];
+	cache: CacheModel;
+	usageHook: UsageHook<R> | undefined;
+	/** This request's serialized prompt, and the earlier ones (see cache-model.ts). */
+	prompt: string;
+	previous: readonly string[];
+	res: ServerResponse;
+	/** Sends an error reply in the provider's own shape. */
+	writeError(status: number, message: string): void;
+}
+
+/**
+ * Run the script for one request and work out the usage to report, as every fake provider does:
+ * a throwing script becomes a 500, a reply's delay is waited out, an error reply is sent with
+ * `writeError`. Null when the reply was an error (already sent) or Pi hung up meanwhile.
+ */
+export async function answerRequest<R extends RecordedRequest<unknown>>(
+	input: AnswerInput<R>,
+): Promise<{ reply: Reply & { kind: "text" | "toolCalls" }; usage: Usage | null } | null> {
+	const { req } = input;
+	let reply: Reply;
+	try {
+		reply = await input.script(req, req.index);
+	} catch (error) {
+		input.problems.push(`script threw on request ${req.index}: ${String(error)}`);
+		reply = { kind: "error", status: 500, message: `fake script threw: ${String(error)}` };
+	}
+	if (reply.delayMs) await sleep(reply.delayMs);
+	if (input.res.destroyed) return null; // Pi aborted the request while we waited.
+	if (reply.kind === "error") {
+		input.writeError(reply.status, reply.message);
+		return null;
+	}
+	let usage = computeUsage(input.cache, input.prompt, input.previous, outputChars(reply));
+	const hooked = input.usageHook?.({
+		req,
+		computed: usage,
+		serialized: input.prompt,
+		previousSerialized: input.previous,
+	});
+	usage = { ...usage, ...hooked, ...reply.usage };
+	const sent = hooked === null ? null : usage;
+	if (sent !== null) req.reportedUsage = usage;
+	return { reply, usage: sent };
+}
+
 export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
 	let script = options.script ?? defaultScript;
 	const cache: CacheModel = options.cache ?? { mode: "prefix", style: "anthropic" };
 	const chunkChars = options.chunkChars ?? 16;
-	const requests: RecordedRequest[] = [];
+	const log = requestLog<RecordedRequest>("fake model");
+	const requests = log.requests;
 	const serialized: string[] = [];
 	const problems: string[] = [];
-	const waiters = new Set<() => void>();
 
 	const handle = async (req: IncomingMessage, res: ServerResponse) => {
 		const path = (req.url ?? "").split("?")[0] ?? "";
@@ -163,38 +213,28 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 			isSummaryRequest: summaryKind !== undefined,
 			summaryKind,
 		};
-		requests.push(recorded);
 		const prompt = serializePrompt(recorded);
 		const previous = serialized.slice();
 		serialized.push(prompt);
-		for (const wake of waiters) wake();
+		log.add(recorded);
 
-		let reply: Reply;
-		try {
-			reply = await script(recorded, recorded.index);
-		} catch (error) {
-			problems.push(`script threw on request ${recorded.index}: ${String(error)}`);
-			reply = { kind: "error", status: 500, message: `fake script threw: ${String(error)}` };
-		}
-		if (reply.delayMs) await sleep(reply.delayMs);
-		if (res.destroyed) return; // Pi aborted the request while we waited.
-		if (reply.kind === "error") {
-			res.writeHead(reply.status, { "content-type": "application/json" });
-			res.end(JSON.stringify({ error: { message: reply.message, type: "fake_error", code: reply.status } }));
-			return;
-		}
-		let usage = computeUsage(cache, prompt, previous, outputChars(reply));
-		const hooked = options.usage?.({
+		const answer = await answerRequest({
 			req: recorded,
-			computed: usage,
-			serialized: prompt,
-			previousSerialized: previous,
+			script,
+			problems,
+			cache,
+			usageHook: options.usage,
+			prompt,
+			previous,
+			res,
+			writeError: (status, message) => {
+				res.writeHead(status, { "content-type": "application/json" });
+				res.end(JSON.stringify({ error: { message, type: "fake_error", code: status } }));
+			},
 		});
-		usage = { ...usage, ...hooked, ...reply.usage };
-		const sent = hooked === null ? null : usage;
-		if (sent !== null) recorded.reportedUsage = usage;
-		if (recorded.stream) writeStream(res, body.model, reply, sent, chunkChars);
-		else writeJson(res, body.model, reply, sent);
+		if (answer === null) return;
+		if (recorded.stream) writeStream(res, body.model, answer.reply, answer.usage, chunkChars);
+		else writeJson(res, body.model, answer.reply, answer.usage);
 	};
 
 	const server = await listenLocal(handle, problems);
@@ -205,32 +245,13 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 		port,
 		requests,
 		problems,
-		request(index) {
-			const found = requests.at(index);
-			if (!found) throw new Error(`fake model: no request at index ${index}; received ${requests.length}`);
-			return found;
-		},
+		request: log.request,
 		turnRequests: () => requests.filter((r) => !r.isSummaryRequest),
 		summaryRequests: () => requests.filter((r) => r.isSummaryRequest),
 		setScript(next) {
 			script = next;
 		},
-		waitForRequests(count, timeoutMs = 10_000) {
-			if (requests.length >= count) return Promise.resolve(requests);
-			return new Promise((resolve, reject) => {
-				const timer = setTimeout(() => {
-					waiters.delete(check);
-					reject(new Error(`fake model: expected ${count} requests, got ${requests.length} in ${timeoutMs} ms`));
-				}, timeoutMs);
-				const check = () => {
-					if (requests.length < count) return;
-					clearTimeout(timer);
-					waiters.delete(check);
-					resolve(requests);
-				};
-				waiters.add(check);
-			});
-		},
+		waitForRequests: log.waitForRequests,
 		close: server.close,
 	};
 }

@@ -1,4 +1,5 @@
 // Everything an e2e test needs from the harness, from one import.
+export * from "./anthropic-model.ts";
 export * from "./cache-model.ts";
 export * from "./fake-model.ts";
 export * from "./jsonl.ts";

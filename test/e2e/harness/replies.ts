@@ -47,8 +47,13 @@ export interface ErrorReply extends ReplyBase {
 
 export type Reply = TextReply | ToolCallsReply | ErrorReply;
 
+/** What a script needs to know of a request, whichever provider's fake received it. */
+export interface ScriptRequest {
+	isSummaryRequest: boolean;
+}
+
 /** Decides the answer to each chat request; `index` counts every request the fake received, from 0. */
-export type Script = (req: RecordedRequest, index: number) => Reply | Promise<Reply>;
+export type Script<R extends ScriptRequest = RecordedRequest> = (req: R, index: number) => Reply | Promise<Reply>;
 
 let nextCallId = 0;
 /** Ids look like OpenAI's so nothing in Pi special-cases them. */
@@ -84,9 +89,9 @@ export function httpError(status: number, message = `fake error ${status}`): Err
 
 export const DEFAULT_SUMMARY = "## Goal\nFake summary produced by the e2e fake model.";
 
-export interface SequenceOptions {
+export interface SequenceOptions<R extends ScriptRequest = RecordedRequest> {
 	/** Answer to compaction / branch summary requests (they never consume the sequence). */
-	summary?: Reply | ((req: RecordedRequest) => Reply);
+	summary?: Reply | ((req: R) => Reply);
 	/** Answer once the sequence is used up; by default the fake fails loudly with HTTP 500. */
 	after?: Reply;
 }
@@ -95,7 +100,10 @@ export interface SequenceOptions {
  * A script that answers the non-summary requests with `replies` in order and summary requests
  * with a fixed summary, so tests don't have to count Pi's compaction calls.
  */
-export function replySequence(replies: Reply[], options: SequenceOptions = {}): Script {
+export function replySequence<R extends ScriptRequest = RecordedRequest>(
+	replies: Reply[],
+	options: SequenceOptions<R> = {},
+): Script<R> {
 	let next = 0;
 	return (req) => {
 		if (req.isSummaryRequest) {

@@ -21,12 +21,13 @@ export interface ChatRequestBody {
 /** Which of Pi's summarization prompts a summary request carries. */
 export type SummaryKind = "compaction" | "compaction-update" | "turn-prefix" | "branch";
 
-export interface RecordedRequest {
+/** One request a fake provider received; `Body` is the provider's request body (OpenAI chat by default). */
+export interface RecordedRequest<Body = ChatRequestBody> {
 	/** Position among all chat requests the fake received, from 0. */
 	index: number;
 	path: string;
 	headers: Record<string, string | string[] | undefined>;
-	body: ChatRequestBody;
+	body: Body;
 	stream: boolean;
 	/** Text of the system (or developer) message, if any. */
 	systemPrompt: string | undefined;

@@ -38,6 +38,8 @@ export interface CompactionSettings {
 export interface SandboxOptions {
 	/** Base URL of the fake model (FakeModel.url). */
 	fakeUrl: string;
+	/** The provider API Pi speaks to it: "openai-completions" (default) or "anthropic-messages". */
+	api?: string;
 	model?: ModelConfig;
 	compaction?: CompactionSettings;
 	/** Merged over the harness defaults in the agent's settings.json. */
@@ -127,7 +129,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 		providers: {
 			[FAKE_PROVIDER]: {
 				baseUrl: options.fakeUrl,
-				api: "openai-completions",
+				api: options.api ?? "openai-completions",
 				apiKey: "fake-key",
 				models: [modelEntry],
 			},

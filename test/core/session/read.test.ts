@@ -4,12 +4,12 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 // Pi's own session code, straight from its module (the package index pulls in far more than this needs).
-import { buildSessionContext } from "../../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
-import { ContextTracker } from "../../src/core/session/context.ts";
-import { branchPath, parseSessionText } from "../../src/core/session/entries.ts";
-import type { PiEntry, PiMessage } from "../../src/core/session/view.ts";
-import { parseIsoTime } from "../../src/store/session-file.ts";
-import { TRACE } from "./helpers.ts";
+import { buildSessionContext } from "../../../node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js";
+import { ContextTracker } from "../../../src/core/session/context.ts";
+import { branchPath, parseSessionText } from "../../../src/core/session/entries.ts";
+import type { PiEntry, PiMessage } from "../../../src/core/session/view.ts";
+import { parseIsoTime } from "../../../src/store/session-file.ts";
+import { TRACE } from "../../helpers/traces.ts";
 
 const T = "2025-01-01T00:00:00.000Z";
 const msg = (role: string, text: string, ts: number) => ({ role, content: [{ type: "text", text }], timestamp: ts });

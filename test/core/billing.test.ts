@@ -6,11 +6,11 @@ import {
 	type BillableRequest,
 	billingModel,
 	billRequests,
-	commonPrefixLength,
 	serializeMessage,
 	sharedPrefix,
 } from "../../src/core/billing.ts";
 import type { ViewMessage } from "../../src/core/blocks.ts";
+import { commonPrefixLength } from "../../src/core/values.ts";
 
 /** Parts of exactly `tokens` tokens each (chars/4 with the 1-char separator). */
 const part = (ch: string, tokens: number) => ch.repeat(tokens * 4 - 1);

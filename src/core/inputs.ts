@@ -1,0 +1,318 @@
+/**
+ * Folded tool-call inputs: the long string values inside an assistant tool call's arguments, found
+ * by path, and the same arguments with each of them replaced by a digest string. Every key stays,
+ * short values stay verbatim, and a value that came as a JSON string (Pi's `edit` accepts `edits`
+ * that way) stays a JSON string. The result is still an object of the same shape, which every
+ * provider converter accepts (docs/pi-api-surface.md §13). Format: docs/DESIGN.md, "Folded tool-call
+ * inputs".
+ */
+import {
+	clip,
+	codeFromIdentity,
+	type DigestFacts,
+	digestFacts,
+	FIRST_LINE_MAX_CHARS,
+	foldMarker,
+	type Hash,
+} from "./digest.ts";
+import { groupDigits } from "./tokens.ts";
+
+/** Version of the folded-input digest format and of the stored input records (see DESIGN.md). */
+export const INPUT_FORMAT_VERSION = 1;
+/** A string value shorter than this stays verbatim: paths, flags, short commands. */
+export const INPUT_MIN_CHARS = 512;
+/** An input digest copies at most this many risk lines (tool results keep up to RISK_LINE_CAP). */
+export const INPUT_RISK_LINE_CAP = 3;
+/** Keys whose string value may hold JSON that is walked into (Pi's `edit` tool accepts `edits` as a string). */
+export const JSON_STRING_KEYS: ReadonlySet<string> = new Set(["edits"]);
+
+/**
+ * Where a value sits in the arguments: object keys (strings), array indices (numbers), and `null`
+ * for "the string here, parsed as JSON". JSON can store it as it is, and `null` can never be
+ * mistaken for a key or an index. `["edits", null, 0, "oldText"]` is the `oldText` of the first
+ * edit inside an `edits` sent as a JSON string.
+ */
+export type ArgStep = string | number | null;
+export type ArgPath = readonly ArgStep[];
+
+export interface LongValue {
+	path: ArgPath;
+	value: string;
+}
+
+/** The long string values of a tool call's arguments, in key order (depth first). */
+export function findLongValues(args: unknown, minChars: number = INPUT_MIN_CHARS): LongValue[] {
+	const out: LongValue[] = [];
+	walk(args, [], minChars, out, undefined);
+	return out;
+}
+
+function walk(value: unknown, path: ArgStep[], minChars: number, out: LongValue[], key: string | undefined): void {
+	if (typeof value === "string") {
+		if (key !== undefined && JSON_STRING_KEYS.has(key)) {
+			const parsed = parseJsonContainer(value);
+			if (parsed !== undefined) {
+				const inner: LongValue[] = [];
+				walk(parsed, [...path, null], minChars, inner, undefined);
+				// Walk into the JSON only when that is where the bulk is; otherwise it is just a long string.
+				if (inner.length > 0) {
+					out.push(...inner);
+					return;
+				}
+			}
+		}
+		if (value.length >= minChars) out.push({ path, value });
+		return;
+	}
+	if (Array.isArray(value)) {
+		for (let i = 0; i < value.length; i++) walk(value[i], [...path, i], minChars, out, undefined);
+		return;
+	}
+	if (isObject(value)) {
+		for (const k of Object.keys(value)) walk(value[k], [...path, k], minChars, out, k);
+	}
+}
+
+/** A string holding a JSON array or object, parsed; undefined for anything else. */
+function parseJsonContainer(text: string): unknown {
+	const head = text.trimStart()[0];
+	if (head !== "[" && head !== "{") return undefined;
+	try {
+		const parsed: unknown = JSON.parse(text);
+		return typeof parsed === "object" && parsed !== null ? parsed : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** The string at `path`, or undefined when the path does not lead to a string. */
+export function valueAt(args: unknown, path: ArgPath): string | undefined {
+	let current: unknown = args;
+	for (const step of path) {
+		if (step === null) {
+			if (typeof current !== "string") return undefined;
+			current = parseJsonContainer(current);
+		} else if (typeof step === "number") {
+			if (!Array.isArray(current)) return undefined;
+			current = current[step];
+		} else {
+			if (!isObject(current) || !Object.hasOwn(current, step)) return undefined;
+			current = current[step];
+		}
+		if (current === undefined) return undefined;
+	}
+	return typeof current === "string" ? current : undefined;
+}
+
+export class FoldInputError extends Error {}
+
+export interface InputReplacement {
+	path: ArgPath;
+	text: string;
+}
+
+/**
+ * The arguments with each replacement's path set to its text. A copy: the input is never changed.
+ * Keys keep their order; a JSON-string value is parsed, changed and serialized again (compact), so
+ * it stays a string. Throws FoldInputError when a path does not lead to a string, so a caller never
+ * sends arguments it did not mean to change.
+ */
+export function foldArguments(args: unknown, replacements: readonly InputReplacement[]): unknown {
+	let result = args;
+	for (const r of replacements) {
+		if (valueAt(result, r.path) === undefined)
+			throw new FoldInputError(`argument path ${renderPath(r.path)} does not hold a string`);
+		result = setAt(result, r.path, 0, r.text);
+	}
+	return result;
+}
+
+function setAt(node: unknown, path: ArgPath, depth: number, text: string): unknown {
+	if (depth === path.length) return text;
+	const step = path[depth] as ArgStep;
+	if (step === null) {
+		const parsed = parseJsonContainer(node as string);
+		return JSON.stringify(setAt(parsed, path, depth + 1, text));
+	}
+	if (typeof step === "number") {
+		const copy = (node as unknown[]).slice();
+		copy[step] = setAt(copy[step], path, depth + 1, text);
+		return copy;
+	}
+	const copy: Record<string, unknown> = { ...(node as Record<string, unknown>) };
+	// defineProperty, not assignment: a key named __proto__ must stay a plain key.
+	Object.defineProperty(copy, step, {
+		value: setAt(copy[step], path, depth + 1, text),
+		enumerable: true,
+		writable: true,
+		configurable: true,
+	});
+	return copy;
+}
+
+/** A path for people: `edits[0].oldText`, `edits(json)[1].newText`, `["odd key"]`. */
+export function renderPath(path: ArgPath): string {
+	let out = "";
+	for (const step of path) {
+		if (step === null) out += "(json)";
+		else if (typeof step === "number") out += `[${step}]`;
+		else if (/^[A-Za-z_$][\w$]*$/.test(step)) out += out.length === 0 ? step : `.${step}`;
+		else out += `[${JSON.stringify(step)}]`;
+	}
+	return out.length === 0 ? "(arguments)" : out;
+}
+
+/** The stored form of a path (compact JSON), also its identity inside a code. */
+export function pathKey(path: ArgPath): string {
+	return JSON.stringify(path);
+}
+
+/** Validate a stored path: an array of strings, non-negative integers and nulls. Null when malformed. */
+export function parsePath(value: unknown): ArgPath | null {
+	if (!Array.isArray(value)) return null;
+	for (const step of value) {
+		if (step === null || typeof step === "string") continue;
+		if (typeof step === "number" && Number.isInteger(step) && step >= 0) continue;
+		return null;
+	}
+	return value as ArgPath;
+}
+
+/** Code of one folded input value: the block's identity plus its argument path. */
+export function deriveInputCode(
+	hash: Hash,
+	entryId: string,
+	blockIndex: number,
+	path: ArgPath,
+	taken: ReadonlySet<string>,
+): string {
+	return codeFromIdentity(hash, `context-fold:${entryId}:${blockIndex}:${pathKey(path)}`, taken);
+}
+
+export interface InputDigestInput {
+	code: string;
+	toolName: string;
+	path: ArgPath;
+	text: string;
+	/** Appended to the header (as for tool results: where recall is served from). */
+	note?: string;
+	facts?: DigestFacts;
+}
+
+export interface InputDigest {
+	digest: string;
+	lines: number;
+	riskLines: number;
+	riskLinesKept: number;
+}
+
+/**
+ * The digest string that replaces one input value:
+ *
+ *   {#<code> FOLDED} <tool> <path> · <chars> chars, <lines> lines[ · <note>]
+ *   > <first non-empty line, clipped>
+ *   ! L<n>: <risk line>                  (at most INPUT_RISK_LINE_CAP)
+ *   ! +<k> more risk lines (recall_folded <code> grep=…)
+ *
+ * It says what the value was (tool, where in the arguments, how big) and how to get it back.
+ */
+export function renderInputDigest(input: InputDigestInput): InputDigest {
+	const facts =
+		input.facts !== undefined && input.facts.chars === input.text.length ? input.facts : digestFacts(input.text);
+	const header = `${foldMarker(input.code)} ${oneLine(input.toolName)} ${renderPath(input.path)} · ${groupDigits(input.text.length)} chars, ${groupDigits(facts.lines)} lines${input.note ? ` · ${input.note}` : ""}`;
+	const out = [header];
+	if (facts.first !== null) out.push(`> ${clip(facts.first, FIRST_LINE_MAX_CHARS)}`);
+	const risk = facts.risk.slice(0, INPUT_RISK_LINE_CAP);
+	out.push(...risk);
+	if (facts.riskTotal > risk.length) {
+		out.push(`! +${facts.riskTotal - risk.length} more risk lines (recall_folded ${input.code} grep=…)`);
+	}
+	return { digest: out.join("\n"), lines: facts.lines, riskLines: facts.riskTotal, riskLinesKept: risk.length };
+}
+
+function oneLine(name: string): string {
+	return clip(name.replace(/\s+/g, " ").trim(), 60) || "tool";
+}
+
+export interface FoldCallInput {
+	entryId: string;
+	blockIndex: number;
+	toolName: string;
+	args: unknown;
+	hash: Hash;
+	/** Codes already in use on the branch (and by this event); new codes are added to it by the caller. */
+	taken: ReadonlySet<string>;
+	note?: string;
+	minChars?: number;
+}
+
+export interface FoldedValue {
+	code: string;
+	path: ArgPath;
+	/** The original value, for the caller to hash and hold (never stored in a layer). */
+	original: string;
+	digest: string;
+	lines: number;
+}
+
+export interface FoldedCall {
+	args: unknown;
+	values: FoldedValue[];
+}
+
+/**
+ * Fold every long value of one call whose digest is shorter than the value. Null when nothing
+ * would shrink. Codes are fresh against `taken` and against each other.
+ */
+export function foldCallInputs(input: FoldCallInput): FoldedCall | null {
+	const taken = new Set(input.taken);
+	const values: FoldedValue[] = [];
+	for (const long of findLongValues(input.args, input.minChars)) {
+		const code = deriveInputCode(input.hash, input.entryId, input.blockIndex, long.path, taken);
+		const rendered = renderInputDigest({
+			code,
+			toolName: input.toolName,
+			path: long.path,
+			text: long.value,
+			...(input.note !== undefined && { note: input.note }),
+		});
+		if (rendered.digest.length >= long.value.length) continue;
+		taken.add(code);
+		values.push({ code, path: long.path, original: long.value, digest: rendered.digest, lines: rendered.lines });
+	}
+	if (values.length === 0) return null;
+	return {
+		args: foldArguments(
+			input.args,
+			values.map((v) => ({ path: v.path, text: v.digest })),
+		),
+		values,
+	};
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+	return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const MARKER = /\{#([0-9a-fA-F]{6,64}) FOLDED\}/g;
+
+/**
+ * Codes of every fold marker in any string of a tool call's arguments (deep, JSON strings
+ * included since a marker needs no escaping), lowercased, each once, in the order found.
+ */
+export function markerCodesIn(args: unknown): string[] {
+	const found = new Set<string>();
+	const visit = (v: unknown, depth: number): void => {
+		if (typeof v === "string") {
+			if (!v.includes("FOLDED}")) return;
+			for (const m of v.matchAll(MARKER)) found.add((m[1] as string).toLowerCase());
+		} else if (depth < MAX_SCAN_DEPTH && typeof v === "object" && v !== null) {
+			for (const x of Array.isArray(v) ? v : Object.values(v)) visit(x, depth + 1);
+		}
+	};
+	visit(args, 0);
+	return [...found];
+}
+
+/** Arguments come from JSON, but a depth bound keeps a pathological value from overflowing the stack. */
+const MAX_SCAN_DEPTH = 64;

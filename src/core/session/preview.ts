@@ -1,0 +1,44 @@
+/**
+ * The fold the next request would make, planned but not committed: the context Pi would send now
+ * (without the next prompt) mapped to the core's view and planned against the branch's layers. The
+ * extension's status and advisories and the CLI's `status` ask this one question the same way.
+ */
+import type { Hash } from "../digest.ts";
+import { type FoldPlan, planFold } from "../plan.ts";
+import type { Settings } from "../settings.ts";
+import { thinkingPolicyFor } from "../thinking-policy.ts";
+import type { BranchState } from "./branch-state.ts";
+import { ContextTracker } from "./context.ts";
+import type { ParseTime } from "./entries.ts";
+import { buildView, type PiEntry, type PiMessage } from "./view.ts";
+
+export interface PreviewInput {
+	/** The context Pi would send now, in order. */
+	messages: readonly PiMessage[];
+	branch: BranchState;
+	settings: Settings;
+	window: number | undefined;
+	/** The provider API the next request goes to (decides how thinking may fold). */
+	api: string | undefined;
+	hash: Hash;
+}
+
+export function previewPlan(input: PreviewInput): FoldPlan {
+	const { branch } = input;
+	return planFold({
+		messages: buildView(input.messages, (m) => branch.lookup(m)),
+		index: branch.index,
+		settings: input.settings,
+		window: input.window,
+		everCacheRead: branch.everCacheRead,
+		hash: input.hash,
+		thinking: thinkingPolicyFor(input.api),
+	});
+}
+
+/** The context Pi would send at the end of a branch (root to leaf). */
+export function contextOf(branch: readonly PiEntry[], parseTime: ParseTime): PiMessage[] {
+	const tracker = new ContextTracker(parseTime);
+	for (const e of branch) tracker.consume(e);
+	return tracker.messages;
+}

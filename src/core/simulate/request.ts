@@ -1,0 +1,209 @@
+/**
+ * One recorded request replayed: the recorded context and the folded arm's context as views, the arm
+ * planned with the extension's planFold (after a deterministic compaction when Pi's rule calls for
+ * one), the usage the arm's provider would have reported, and both requests serialized for the biller.
+ */
+import { promptOf } from "../accounting.ts";
+import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
+import { addRecord, type FrozenLayer, type MaskIndex } from "../layers.ts";
+import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
+import type { BranchReplay } from "../session/branch-state.ts";
+import { buildView, messageKey, type PiEntry, type PiMessage, type ViewCache } from "../session/view.ts";
+import { thinkingPolicyFor } from "../thinking-policy.ts";
+import type { Usage } from "../tokens.ts";
+import { nonNegativeOr0 } from "../values.ts";
+import type { ReplayCompactor } from "./compaction.ts";
+import type { ReplayedFold, ReplayedRequest, ReplayInput } from "./replay.ts";
+import { type SerializationCache, serializeView } from "./serialize.ts";
+
+export interface ReplayState {
+	input: ReplayInput;
+	/** The context as recorded (the baseline). */
+	recorded: BranchReplay;
+	/** The folded arm's context: the recorded one, or its own with re-decided compactions. */
+	arm: BranchReplay;
+	compactor: ReplayCompactor | null;
+	index: MaskIndex;
+	/** Usage the folded arm's responses would have reported, by entry id. */
+	simulatedUsage: Map<string, Usage>;
+	views: { recorded: ViewCache; arm: ViewCache | null };
+	parts: SerializationCache;
+	compactionSeen: PiEntry | null;
+}
+
+function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
+	const keys = c.parts.keys;
+	const lookup = (x: PiMessage) => {
+		// Messages persist across requests: build each one's lookup key once.
+		let key = keys.get(x);
+		if (key === undefined) {
+			key = messageKey(x);
+			keys.set(x, key);
+		}
+		return branch.lookupKey(key);
+	};
+	const view = buildView(branch.context.messages, lookup, undefined, cache);
+	if (branch === c.arm) {
+		for (const v of view) {
+			if (v.role !== "assistant" || v.entryId === null) continue;
+			const u = c.simulatedUsage.get(v.entryId);
+			if (u !== undefined) v.usage = u;
+		}
+	}
+	return view;
+}
+
+export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number): ReplayedRequest {
+	const compacted = c.recorded.context.latestCompaction !== c.compactionSeen;
+	c.compactionSeen = c.recorded.context.latestCompaction;
+	const baseView = viewOf(c, c.recorded, c.views.recorded);
+	const target = targetOf(c.input, m);
+	const { plan: p, view: armView, armCompacted } = planArm(c, baseView, target);
+	const recorded = recordedUsageOf(m);
+	if (recorded.prompt > 0) c.simulatedUsage.set(entry.id, armUsage(c, baseView, armView, p, recorded));
+	const g = p.geometry;
+	return {
+		index: n,
+		entryId: entry.id,
+		at: target.at,
+		provider: target.provider,
+		model: target.model,
+		stopReason: typeof m.stopReason === "string" ? m.stopReason : null,
+		billed: recorded.prompt > 0,
+		reported: recorded.prompt,
+		output: recorded.usage.output,
+		recordedCost: recorded.cost,
+		window: target.window ?? null,
+		budget: g?.budget ?? null,
+		threshold: g?.threshold ?? null,
+		state: p.state,
+		usage: p.usage.tokens,
+		usageSource: p.usage.source,
+		maskedBlocks: p.maskedBlocks,
+		maskedTokens: p.maskedTokens,
+		fold: p.layer === null ? null : foldOf(p.layer),
+		compacted,
+		armCompacted,
+		baseParts: serializeView(c.parts, baseView, null),
+		foldedParts: serializeView(c.parts, armView, p.substitutions),
+	};
+}
+
+/** Where a recorded request went: provider, model, its window, when it was sent, its API. */
+interface Target {
+	provider: string | null;
+	model: string | null;
+	window: number | undefined;
+	at: number | null;
+	api: string | undefined;
+}
+
+function targetOf(input: ReplayInput, m: PiMessage): Target {
+	const provider = typeof m.provider === "string" ? m.provider : null;
+	const model = typeof m.model === "string" ? m.model : null;
+	return {
+		provider,
+		model,
+		window: input.windowFor(provider ?? undefined, model ?? undefined),
+		at: typeof m.timestamp === "number" ? m.timestamp : null,
+		api: typeof m.api === "string" ? m.api : undefined,
+	};
+}
+
+/**
+ * The folded arm's request: planned with the extension's planFold against this replay's layers, after
+ * a deterministic compaction when Pi's rule says one is due; a new layer is committed and indexed.
+ */
+function planArm(
+	c: ReplayState,
+	baseView: ViewMessage[],
+	target: Target,
+): { plan: FoldPlan; view: ViewMessage[]; armCompacted: boolean } {
+	const { arm, index } = c;
+	const plan = (view: readonly ViewMessage[]) =>
+		planFold({
+			messages: view,
+			index,
+			settings: c.input.settings,
+			window: target.window,
+			everCacheRead: c.recorded.everCacheRead,
+			hash: c.input.hash,
+			thinking: thinkingPolicyFor(target.api),
+		});
+	let view = c.views.arm === null ? baseView : viewOf(c, arm, c.views.arm);
+	let p = plan(view);
+	let armCompacted = false;
+	if (c.compactor !== null && c.views.arm !== null && c.compactor.due(p.usage.tokens, target.window)) {
+		// Pi compacts before this request; context-fold answers with the seed index (no model call).
+		const compaction = c.compactor.compact(arm.context.messages, view, index, arm.lastResponseAt + 1, p.usage.tokens);
+		if (compaction !== null) {
+			arm.consume(compaction);
+			view = viewOf(c, arm, c.views.arm);
+			p = plan(view);
+			armCompacted = true;
+		}
+	}
+	if (p.layer !== null) {
+		addRecord(index, p.layer);
+		c.compactor?.onFold(p.layer, index.layers.at(-2), target.at ?? arm.lastResponseAt, view, arm.context.messages);
+	}
+	return { plan: p, view, armCompacted };
+}
+
+interface RecordedUsage {
+	usage: Usage;
+	/** The prompt the provider reported (0 for a failed or aborted response, or one without usage). */
+	prompt: number;
+	/** Cost the recording states for this response, when it states one. */
+	cost: number | null;
+}
+
+function recordedUsageOf(m: PiMessage): RecordedUsage {
+	const raw = m.usage ?? {};
+	const usage = {
+		input: nonNegativeOr0(raw.input),
+		output: nonNegativeOr0(raw.output),
+		cacheRead: nonNegativeOr0(raw.cacheRead),
+		cacheWrite: nonNegativeOr0(raw.cacheWrite),
+	};
+	const cost = (raw as { cost?: { total?: unknown } }).cost?.total;
+	return {
+		usage,
+		prompt: isSuccessfulResponse(m) ? promptOf(usage) : 0,
+		cost: typeof cost === "number" && Number.isFinite(cost) ? cost : null,
+	};
+}
+
+/**
+ * What the provider would have reported for the folded arm's request instead of the recorded one: the
+ * recorded report, moved by the difference between what each sent (their contexts, and their masks).
+ */
+function armUsage(
+	c: ReplayState,
+	baseView: readonly ViewMessage[],
+	armView: readonly ViewMessage[],
+	p: FoldPlan,
+	recorded: RecordedUsage,
+): Usage {
+	const contexts = armView === baseView ? 0 : viewTokens(armView) - viewTokens(baseView);
+	const recordedIndex = c.recorded.index;
+	const recordedMasks =
+		recordedIndex.byKey.size === 0 ? 0 : applyFrozenLayers(baseView, recordedIndex, "unsigned-only").maskedTokens;
+	return {
+		input: Math.max(0, recorded.prompt + contexts + recordedMasks - p.maskedTokens),
+		output: recorded.usage.output,
+		cacheRead: 0,
+		cacheWrite: 0,
+	};
+}
+
+function foldOf(layer: FrozenLayer): ReplayedFold {
+	return {
+		seq: layer.seq,
+		reason: layer.reason,
+		blocks: layer.blocks.length,
+		usageBefore: layer.usageBefore,
+		usageAfter: layer.usageAfter,
+		codes: layer.blocks.map((b) => b.code),
+	};
+}
