@@ -2,8 +2,9 @@
  * The recorded Pi sessions vendored in test/fixtures/traces (gzip-compressed; origin and MIT licence
  * in that directory's README and LICENSE). Every test, benchmark and script reads them through here.
  * `traceDir()` decompresses all of them, once per process, into a private temporary directory that
- * is removed at the end (test/setup.ts after a test run, an exit handler otherwise): a real file path for code that needs one (the built CLI, Pi's
- * session layout, a benchmark that times reading the file).
+ * is removed at the end (test/setup.ts after a test run, an exit handler otherwise): a real file path
+ * for code that needs one (the built CLI, Pi's session layout, a benchmark that times reading the
+ * file).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
