@@ -136,11 +136,9 @@ describe("replay", () => {
 		}
 	});
 
-	test("a 484-request trace replays and bills in well under a second", () => {
-		const started = performance.now();
+	// Its speed is test/bench/cli.ts's to measure: a timed assertion fails on a busy machine.
+	test("a 484-request trace replays and bills every request", () => {
 		const sim = billReplay(replayOf(TRACE.compactV3), billingModel("openai", "1h"));
-		const ms = performance.now() - started;
 		expect(sim.rows).toHaveLength(484);
-		expect(ms).toBeLessThan(1000);
 	});
 });
