@@ -4,12 +4,15 @@
  *   dist/cli.js         the CLI for Node >= 22 (`npx context-fold`), bundled by esbuild, clack inside
  *   dist/context-fold   the same CLI as a standalone Bun executable for this machine
  * Run with `npm run build` (Bun executes this script). `--only extension|cli|binary` builds one.
+ * First, src/core/model-catalog.generated.ts is brought up to date from the installed pi-ai catalogs
+ * (scripts/gen-model-catalog.ts), so the CLI builds embed the prices of the Pi they were built with.
  * Both CLI builds get the version from package.json baked in, and the binary is smoke-run with
  * --version before the build counts as done.
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, readFileSync } from "node:fs";
 import { type BuildOptions, build } from "esbuild";
+import { updateCatalogFile } from "./gen-model-catalog.ts";
 
 /** The extension's build, shared with scripts/prepare.mjs (npm's `prepare`, which may run without Bun). */
 export const EXTENSION_BUILD = JSON.parse(readFileSync("scripts/extension-build.json", "utf8")) as BuildOptions;
@@ -94,6 +97,12 @@ if (import.meta.main) {
 	if (only !== undefined && !(only in steps)) {
 		console.error(`--only takes one of ${Object.keys(steps).join(", ")}`);
 		process.exit(2);
+	}
+	try {
+		await updateCatalogFile();
+	} catch (error) {
+		// Without Pi's packages (a production install) the committed catalog is built in as it is.
+		console.warn(`model catalog: kept the committed one (${(error as Error).message})`);
 	}
 	for (const [name, step] of Object.entries(steps)) if (only === undefined || only === name) await step();
 }

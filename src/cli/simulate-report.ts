@@ -2,9 +2,17 @@
  * Text and JSON renderings of a simulation: the per-request table, the summary of both arms, and a
  * stable JSON shape (schema context-fold/simulate@1) for scripts. Plain strings in, plain strings out.
  */
+import type { PriceSchedule, Prices } from "../core/accounting.ts";
 import type { BilledRequest } from "../core/billing.ts";
-import type { ArmTotals, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
+import type { CostCheck, ModelPrices } from "../core/simulate/pricing.ts";
+import type { ArmTotals, ImpossibleBaseline, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
 import { formatDollars, formatPct, groupDigits, renderTable } from "./format.ts";
+import { MARK_WORDS } from "./simulate-chart.ts";
+
+/** A model's prices as resolved for this session, and how many requests went to it. */
+export interface PricedModel extends ModelPrices {
+	requests: number;
+}
 
 export interface SimulatedSession {
 	id: string | null;
@@ -14,10 +22,15 @@ export interface SimulatedSession {
 	window: number;
 	windowSource: string;
 	malformed: number;
+	/** The prices each model was billed at, most requests first. */
+	prices: PricedModel[];
+	/** The estimate against the costs the session states, or null when it states none. */
+	costCheck: CostCheck | null;
 	simulation: Simulation;
 }
 
 export interface SimulateOptions {
+	/** "per-model", or the preset given with --price. */
 	price: string;
 	ttl: string;
 }
@@ -59,8 +72,8 @@ export function events(r: SimulatedRow): string {
 	const f = r.request.fold;
 	if (f !== null)
 		out.push(`fold #${f.seq} ${f.reason} (${f.blocks} blocks, ~${groupDigits(f.usageBefore - f.usageAfter)} tok)`);
-	if (r.request.compacted) out.push("compaction (recorded)");
-	if (r.request.armCompacted) out.push("compaction (folded arm)");
+	if (r.request.compacted) out.push(MARK_WORDS.compaction);
+	if (r.request.armCompacted) out.push(MARK_WORDS["arm-compaction"]);
 	if (r.request.state === "floor") out.push("floor");
 	if (r.folded?.expired) out.push("cache expired");
 	else if (r.folded?.prefixBreak) out.push(f !== null ? "prefix rewritten" : "prefix changed");
@@ -75,12 +88,7 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 	const rows: Array<[string, string, string, string]> = [
 		["prompt tokens", groupDigits(b.prompt), groupDigits(f.prompt), delta(b.prompt, f.prompt)],
 		["  cache read", groupDigits(b.cacheRead), groupDigits(f.cacheRead), ""],
-		[
-			o.price === "anthropic" ? "  cache write" : "  uncached input",
-			groupDigits(b.cacheWrite + b.input),
-			groupDigits(f.cacheWrite + f.input),
-			"",
-		],
+		[unreadWords(b, f), groupDigits(b.cacheWrite + b.input), groupDigits(f.cacheWrite + f.input), ""],
 		["cache hit ratio", formatPct(b.hitRatio), formatPct(f.hitRatio), ""],
 		["peak prompt", groupDigits(b.peak), groupDigits(f.peak), delta(b.peak, f.peak)],
 		["compactions", String(summary.compactions.recorded), String(summary.compactions.folded), ""],
@@ -96,11 +104,16 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 	const lines = [
 		`session ${s.id ?? "(no id)"}  ${s.path}`,
 		`  ${summary.requests} requests (${summary.billed} with usage) · model ${s.model} · window ${groupDigits(s.window)} (${s.windowSource})`,
-		`  prices: ${o.price} preset · cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)}), +${groupDigits(summary.overhead.extension)} with context-fold's tools`,
+		...renderPrices(s.prices, o),
+		`  cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)}), +${groupDigits(summary.overhead.extension)} with context-fold's tools`,
 		`  fold events: ${summary.foldEvents} (${summary.foldedBlocks} blocks)${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
+		...(summary.impossibleBaseline === null
+			? []
+			: wrap(`warning: ${impossibleWords(summary.impossibleBaseline)}`, 96, "  ", "           ")),
 		table,
 		`  saved: ${groupDigits(summary.saved.prompt)} prompt tokens, ${formatDollars(summary.saved.cost)} (${formatPct(summary.saved.costRatio)} of the cost)`,
 		`  recorded: ${groupDigits(rec.prompt)} prompt tokens reported by the provider${rec.cost === null ? "" : `, ${formatDollars(rec.cost)} stated in the session`}`,
+		...(s.costCheck === null ? [] : costCheckLines(s.costCheck)),
 		summary.compactions.foldedBy === "pi-rule"
 			? "  (with folding, Pi compacts by its own rule on the folded context, answered deterministically with no model call)"
 			: "  (with folding, the recorded compactions are kept)",
@@ -108,6 +121,90 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 	];
 	if (s.malformed > 0) lines.push(`  ${s.malformed} unreadable line(s) in the session file were skipped`);
 	return lines.join("\n");
+}
+
+/** What the part of a prompt not read from cache was billed as: cache writes, plain input, or both (per model). */
+function unreadWords(b: ArmTotals, f: ArmTotals): string {
+	const writes = b.cacheWrite + f.cacheWrite > 0;
+	const input = b.input + f.input > 0;
+	return writes && input ? "  cache write + input" : writes ? "  cache write" : "  uncached input";
+}
+
+/** The baseline cannot have happened in the window it is replayed in: said in words. */
+export function impossibleWords(b: ImpossibleBaseline): string {
+	return `the baseline cannot have happened in this window: the provider reported prompts of up to ${groupDigits(b.peak)} tokens in a ${groupDigits(b.window)}-token window (${plural(b.requests, "request")} over it, the first is request ${b.first + 1}) with ${plural(b.compactions, "compaction")}. It was recorded with a larger window; "no folding" below is that recording, not Pi in this window.`;
+}
+
+/** Which prices were used, one line per model (most requests first). */
+export function renderPrices(prices: readonly PricedModel[], o: SimulateOptions): string[] {
+	const first = prices[0];
+	if (o.price !== "per-model" && first !== undefined)
+		return [`  prices: ${o.price} preset for every request (--price): ${rates(first.prices)}`];
+	if (prices.length === 1 && first !== undefined) return [`  prices: ${modelPriceWords(first)}`];
+	return ["  prices, per model:", ...prices.map((m) => `    ${modelPriceWords(m)} · ${plural(m.requests, "request")}`)];
+}
+
+function modelPriceWords(m: PricedModel): string {
+	const name = `${m.provider ?? "?"}/${m.model ?? "?"}`;
+	const src = m.source;
+	switch (src.type) {
+		case "catalog": {
+			const as = src.match === "exact" ? "" : ` as ${src.entry}, ${src.match === "id" ? "same id" : "same family"}`;
+			return `${name} at ${rates(m.prices)} (pi-ai catalog${as})`;
+		}
+		case "models.json":
+			return `${name} at ${rates(m.prices)} (models.json)`;
+		case "preset":
+			return `${name} at ${rates(m.prices)} (${src.preset} preset: ${
+				src.why === "unpriced"
+					? `the pi-ai catalog lists no price for ${src.catalogEntry ?? name}`
+					: "not in the pi-ai catalog or models.json"
+			})`;
+	}
+}
+
+/** "$5/$25/$0.50/$6.25 per Mtok in/out/read/write", plus tiers. */
+export function rates(p: PriceSchedule): string {
+	const four = (r: Prices) => [r.input, r.output, r.cacheRead, r.cacheWrite].map(perMtok).join("/");
+	const tiers = (p.tiers ?? []).map((t) => `${four(t)} above ${groupDigits(t.above)} tok`);
+	const base = `${four(p)} per Mtok in/out/read/write`;
+	return tiers.length === 0 ? base : `${base} (${tiers.join("; ")})`;
+}
+
+function perMtok(n: number): string {
+	if (Number.isInteger(n)) return `$${n}`;
+	const cents = n.toFixed(2);
+	return `$${Number(cents) === n ? cents : String(n)}`;
+}
+
+function costCheckLines(c: CostCheck): string[] {
+	return [
+		`  check against the costs the session states (${plural(c.responses, "response")}, ${formatDollars(c.stated)}):`,
+		`    its recorded usage at these prices ${formatDollars(c.recordedAtPrices)} (${signedDelta(c.stated, c.recordedAtPrices)}), the estimate without folding ${formatDollars(c.estimate)} (${signedDelta(c.stated, c.estimate)})`,
+	];
+}
+
+/** Words laid out on lines of at most `width` characters (a longer word gets a line of its own). */
+function wrap(text: string, width: number, first: string, rest: string): string[] {
+	const out: string[] = [];
+	let line = first;
+	for (const word of text.split(" ")) {
+		const prefix = out.length === 0 ? first : rest;
+		if (line.length > prefix.length && line.length + 1 + word.length > width) {
+			out.push(line);
+			line = rest + word;
+		} else line += line.length > prefix.length ? ` ${word}` : word;
+	}
+	out.push(line);
+	return out;
+}
+
+function plural(n: number, word: string): string {
+	return `${groupDigits(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function signedDelta(before: number, after: number): string {
+	return before <= 0 ? "—" : delta(before, after);
 }
 
 function overheadWords(source: string): string {
@@ -144,6 +241,8 @@ export function simulationJson(sessions: readonly SimulatedSession[], o: Simulat
 			model: s.model,
 			window: s.window,
 			windowSource: s.windowSource,
+			prices: s.prices,
+			costCheck: s.costCheck,
 			summary: s.simulation.summary,
 			requests: s.simulation.rows.map((r) => ({
 				index: r.request.index,

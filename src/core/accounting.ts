@@ -13,6 +13,23 @@ export interface Prices {
 	cacheWrite: number;
 }
 
+/** Prices for requests whose input is above `above` tokens; the highest matching tier applies to the whole request. */
+export interface PriceTier extends Prices {
+	above: number;
+}
+
+/** A model's prices: the base rates, and tiers by prompt size where the provider has them. */
+export interface PriceSchedule extends Prices {
+	tiers?: readonly PriceTier[];
+}
+
+/** The rates that apply to a request of `promptTokens` input tokens (the highest tier it is above). */
+export function ratesAt(schedule: PriceSchedule, promptTokens: number): Prices {
+	let rates: Prices = schedule;
+	for (const t of schedule.tiers ?? []) if (promptTokens > t.above) rates = t;
+	return { input: rates.input, output: rates.output, cacheRead: rates.cacheRead, cacheWrite: rates.cacheWrite };
+}
+
 /** Presets for cost models, as ratios from published list prices (Sonnet-class, GPT-5-class, Gemini 2.5 Pro). */
 export const PRICE_PRESETS = {
 	anthropic: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },

@@ -12,7 +12,7 @@
  * The same model backs `context-fold simulate`; a benchmark can feed it the requests a fake provider
  * received, so both count the same way.
  */
-import { costOf, PRICE_PRESETS, type PricePreset, type Prices } from "./accounting.ts";
+import { costOf, PRICE_PRESETS, type PricePreset, type PriceSchedule, type Prices, ratesAt } from "./accounting.ts";
 import type { ViewMessage } from "./blocks.ts";
 import type { Usage } from "./tokens.ts";
 import { CHARS_PER_TOKEN, IMAGE_TOKEN_ESTIMATE } from "./tokens.ts";
@@ -88,6 +88,8 @@ export interface BillableRequest {
 	at: number | null;
 	/** Output tokens of the response. */
 	output: number;
+	/** The prices of the model this request went to; the billing model's own prices when absent. */
+	prices?: PriceSchedule;
 }
 
 export interface BilledRequest extends Usage {
@@ -124,16 +126,40 @@ export class PromptCache {
 				cached = Math.max(0, req.fixedTokens) + Math.floor(shared.chars / CHARS_PER_TOKEN);
 			}
 		}
-		cached = Math.min(prompt, cached);
+		const pricing = requestPricing(this.model, req.prices, prompt);
+		cached = pricing.caches ? Math.min(prompt, cached) : 0;
 		if (cached < this.model.minCachedTokens) cached = 0;
 		cached -= cached % this.model.cacheStep;
 		const rest = prompt - cached;
 		const usage: Usage =
-			this.model.style === "write"
+			pricing.style === "write"
 				? { input: 0, output: req.output, cacheRead: cached, cacheWrite: rest }
 				: { input: rest, output: req.output, cacheRead: cached, cacheWrite: 0 };
-		return { ...usage, prompt, cost: costOf(usage, this.model.prices), prefixBreak, expired };
+		return { ...usage, prompt, cost: costOf(usage, pricing.rates), prefixBreak, expired };
 	}
+}
+
+export interface RequestPricing {
+	rates: Prices;
+	style: CacheStyle;
+	/** False for a model with an input price and no cache-read price: it has no prompt cache. */
+	caches: boolean;
+}
+
+/**
+ * How one request is billed. Without prices of its own, by the billing model (a preset). With its
+ * model's prices: the tier for the prompt's size; the uncached part as cache writes where the model
+ * has a cache-write price (at twice the input price for a one-hour cache, as Anthropic bills it),
+ * as plain input otherwise; and no cache at all where only the input is priced.
+ */
+export function requestPricing(model: BillingModel, prices: PriceSchedule | undefined, prompt: number): RequestPricing {
+	if (prices === undefined) return { rates: model.prices, style: model.style, caches: true };
+	const rates = ratesAt(prices, prompt);
+	if (rates.cacheWrite > 0) {
+		const write = model.ttl === "1h" ? rates.input * 2 : rates.cacheWrite;
+		return { rates: { ...rates, cacheWrite: write }, style: "write", caches: true };
+	}
+	return { rates, style: "uncached", caches: !(rates.cacheRead === 0 && rates.input > 0) };
 }
 
 export function billRequests(requests: Iterable<BillableRequest>, model: BillingModel): BilledRequest[] {

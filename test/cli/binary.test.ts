@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { NODE_BIN } from "../e2e/harness/pi-env.ts";
 import { ensureCli } from "./build.ts";
 import { COMPACT_ID, LARGE_ID, REPO, type TraceAgent, traceAgent } from "./helpers.ts";
+import { toolLoopSession } from "./simulate-fixtures.ts";
 
 const VERSION = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
 let binary = "";
@@ -47,6 +48,20 @@ describe("dist/context-fold and dist/cli.js", () => {
 			expect(r.code).toBe(2);
 			expect(r.stdout).toBe("");
 			expect(r.stderr).toMatch(/^context-fold: missing [^\n]*\n\n[\s\S]*Usage: context-fold/);
+		}
+	});
+
+	test("the model catalog is built into both: simulate prices a claude-opus session at Opus rates", () => {
+		const dir = join(REPO, ".tmp", "catalog-probe");
+		mkdirSync(dir, { recursive: true });
+		const path = join(dir, "opus.jsonl");
+		writeFileSync(path, toolLoopSession());
+		const line = "  prices: anthropic/claude-opus-4-5 at $5/$25/$0.50/$6.25 per Mtok in/out/read/write (pi-ai catalog)";
+		for (const cmd of [[binary], [NODE_BIN, nodeCli]]) {
+			const r = run([...cmd, "simulate", path], { PI_CODING_AGENT_DIR: join(dir, "agent") });
+			expect(r.code).toBe(0);
+			expect(r.stdout.split("\n")).toContain(line);
+			expect(r.stdout).toContain("· window 200,000 (from the pi-ai catalog)");
 		}
 	});
 

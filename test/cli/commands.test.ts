@@ -206,12 +206,21 @@ describe("with the traces in an agent directory", () => {
 		expect((await runCli(["handoff"], io())).code).toBe(2);
 	});
 
-	test("simulate: per-request table and summary; several sessions add up", async () => {
-		const r = await runCli(["simulate", agent.large, COMPACT_ID], io());
+	test("simulate --table: summary, chart and per-request table; several sessions add up", async () => {
+		const r = await runCli(["simulate", agent.large, COMPACT_ID, "--table"], io());
 		expect(r.code).toBe(0);
 		const lines = r.stdout.split("\n");
-		expect(lines[0]).toMatch(/^req\s+reported\s+no fold\s+folded\s+read\s+read fold\s+\$ no fold\s+\$ folded\s+event$/);
-		expect(lines.filter((l) => /^\s*\d+ {2}/.test(l))).toHaveLength(453 + 484);
+		expect(lines[0]).toStartWith("session d703a1a9-1b7b-4fb1-b512-c9738b1fe617  ");
+		expect(
+			lines.filter((l) =>
+				/^req\s+reported\s+no fold\s+folded\s+read\s+read fold\s+\$ no fold\s+\$ folded\s+event$/.test(l),
+			),
+		).toHaveLength(2);
+		// A table row: the request number, then the reported prompt, then more columns.
+		expect(lines.filter((l) => /^\s*\d+ {2}\s*[\d,—]+ {2}/.test(l))).toHaveLength(453 + 484);
+		expect(
+			lines.filter((l) => l === "  context per request (prompt tokens): . without folding, * with folding, # both"),
+		).toHaveLength(2);
 		// Each session's first fold event, and the requests after it read back a rewritten prefix once.
 		expect(
 			lines.filter((l) => / {2}fold #1 threshold \(\d+ blocks, ~[\d,]+ tok\); prefix rewritten$/.test(l)),
@@ -235,7 +244,25 @@ describe("with the traces in an agent directory", () => {
 		const j = JSON.parse(r.stdout);
 		expect(j).toMatchObject({ schema: "context-fold/simulate@1", price: "openai", ttl: "1h" });
 		const s = j.sessions[0];
-		expect(Object.keys(s)).toEqual(["session", "model", "window", "windowSource", "summary", "requests"]);
+		expect(Object.keys(s)).toEqual([
+			"session",
+			"model",
+			"window",
+			"windowSource",
+			"prices",
+			"costCheck",
+			"summary",
+			"requests",
+		]);
+		expect(s.prices).toEqual([
+			{
+				provider: "anthropic",
+				model: "claude-opus-4-5",
+				prices: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+				source: { type: "preset", preset: "openai", why: "--price" },
+				requests: 484,
+			},
+		]);
 		const n = agent.recordedLayers;
 		expect(s.summary).toMatchObject({ requests: 484, billed: 465, foldEvents: n });
 		expect(s.summary.recorded).toMatchObject({ layers: n, identicalLayers: n });
@@ -264,7 +291,7 @@ describe("with the traces in an agent directory", () => {
 		expect(page.startsWith("<!doctype html>")).toBe(true);
 		expect(page).toContain("<svg");
 		expect(page.match(/<title>fold #\d+<\/title>/g)).toHaveLength(n);
-		expect(page.match(/<title>compaction<\/title>/g)).toHaveLength(2);
+		expect(page.match(/<title>compaction \(recorded\)<\/title>/g)).toHaveLength(2);
 		expect(page).toContain("budget 150,000");
 		// Deterministic: the same replay writes the same page.
 		await runCli(["simulate", COMPACT_ID, "--json", "--price", "openai", "--ttl", "1h", "--html", html], io());

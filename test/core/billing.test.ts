@@ -6,6 +6,7 @@ import {
 	type BillableRequest,
 	billingModel,
 	billRequests,
+	requestPricing,
 	serializeMessage,
 	sharedPrefix,
 } from "../../src/core/billing.ts";
@@ -67,6 +68,50 @@ describe("billRequests", () => {
 		expect(billingModel("anthropic").prices.cacheWrite).toBe(3.75);
 		expect(billingModel("anthropic", "1h").prices.cacheWrite).toBe(6);
 		expect(billingModel("openai").prices).toEqual({ ...PRICE_PRESETS.openai });
+	});
+});
+
+describe("billRequests with each request's own model prices", () => {
+	const opus = { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };
+	const priced = (parts: string[], prices: BillableRequest["prices"]): BillableRequest => ({ ...req(parts), prices });
+
+	test("the model's rates replace the preset's; cache writes where the model prices them", () => {
+		const a = part("a", 100);
+		const bills = billRequests([priced([a], opus), priced([a, a], opus)], billingModel("anthropic"));
+		expect(bills[1]).toMatchObject({ cacheRead: 100, cacheWrite: 100, input: 0 });
+		expect(bills[1]?.cost).toBeCloseTo((100 * 0.5 + 100 * 6.25 + 10 * 25) / 1e6, 12);
+		// A one-hour cache write costs twice the model's input price.
+		const hour = billRequests([priced([a], opus)], billingModel("anthropic", "1h"));
+		expect(hour[0]?.cost).toBeCloseTo((100 * 10 + 10 * 25) / 1e6, 12);
+	});
+
+	test("no cache-write price: the rest is plain input; no cache-read price either: no cache at all", () => {
+		const a = part("a", 100);
+		const gpt = { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 };
+		const uncached = billRequests([priced([a], gpt), priced([a, a], gpt)], billingModel("anthropic"));
+		expect(uncached[1]).toMatchObject({ cacheRead: 100, cacheWrite: 0, input: 100 });
+		const plain = { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 };
+		const none = billRequests([priced([a], plain), priced([a, a], plain)], billingModel("anthropic"));
+		expect(none[1]).toMatchObject({ cacheRead: 0, cacheWrite: 0, input: 200 });
+		expect(none[1]?.cost).toBeCloseTo((200 * 1 + 10 * 2) / 1e6, 12);
+	});
+
+	test("a tiered model: the tier of the prompt's size prices the whole request", () => {
+		const tiered = { ...opus, tiers: [{ above: 150, input: 10, output: 50, cacheRead: 1, cacheWrite: 12.5 }] };
+		const a = part("a", 100);
+		const bills = billRequests([priced([a], tiered), priced([a, a], tiered)], billingModel("anthropic"));
+		expect(bills[0]?.cost).toBeCloseTo((100 * 6.25 + 10 * 25) / 1e6, 12);
+		expect(bills[1]?.cost).toBeCloseTo((100 * 1 + 100 * 12.5 + 10 * 50) / 1e6, 12);
+		expect(requestPricing(billingModel("openai"), tiered, 151).rates.input).toBe(10);
+		expect(requestPricing(billingModel("openai"), tiered, 150).rates.input).toBe(5);
+	});
+
+	test("without prices of its own a request is billed by the preset, as before", () => {
+		expect(requestPricing(billingModel("openai"), undefined, 10)).toEqual({
+			rates: { ...PRICE_PRESETS.openai },
+			style: "uncached",
+			caches: true,
+		});
 	});
 });
 

@@ -3,7 +3,7 @@ import { accountSession } from "../../src/core/accounting.ts";
 import type { FoldPlan } from "../../src/core/plan.ts";
 import { ladderGeometry } from "../../src/core/policy/ladder.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
-import { renderFooter, renderGauge, renderStatus } from "../../src/core/status.ts";
+import { RECALL_CHURN, renderFooter, renderGauge, renderStatus, statusFlags } from "../../src/core/status.ts";
 import { runGrowth } from "../helpers/session.ts";
 
 // Fixed knobs (not the defaults), so these golden strings do not move when a default is retuned.
@@ -106,5 +106,78 @@ describe("status", () => {
 		expect(text).toContain("writes unreported by this provider, so their cost is not shown");
 		expect(text).not.toContain("net:");
 		expect(text).toContain("⚠ a fold was committed but never reached the provider");
+	});
+});
+
+describe("statusFlags: one definition for the extension and the CLI", () => {
+	// geometry: window 80k, budget 60k (0.75), step 9.6k.
+	const a = accountSession([]);
+	const flags = (p: FoldPlan | null, over: Partial<Parameters<typeof statusFlags>[0]> = {}) =>
+		statusFlags({ plan: p, accounting: a, recallCalls: new Map(), forcedCompactions: 0, reconTokens: 18_000, ...over });
+
+	test.each([
+		// Right after a fold that got the context under the budget: not irreducible (the extension used to
+		// judge the usage before its own fold, and said it was).
+		[
+			"folded under the budget",
+			plan({ state: "fold", usage: { tokens: 70_000, source: "reported" }, usageAfter: 50_000, mass: 0 }),
+			false,
+		],
+		[
+			"over the budget with nothing left to fold",
+			plan({ state: "floor", usage: { tokens: 70_000, source: "reported" }, usageAfter: 70_000, mass: 0 }),
+			true,
+		],
+		[
+			"over the budget, but a small fold would get under it",
+			plan({ state: "floor", usage: { tokens: 62_000, source: "reported" }, usageAfter: 62_000, mass: 3_000 }),
+			false,
+		],
+		[
+			"over the budget even after every fold it could make",
+			plan({ state: "floor", usage: { tokens: 70_000, source: "reported" }, usageAfter: 70_000, mass: 3_000 }),
+			true,
+		],
+		// Over half the window but under the budget: not irreducible (the CLI used to say it was).
+		[
+			"past half the window, under the budget",
+			plan({ usage: { tokens: 50_000, source: "reported" }, usageAfter: 50_000, mass: 0 }),
+			false,
+		],
+	])("irreducible: %s", (_what, p, expected) => {
+		expect(flags(p).irreducible).toBe(expected);
+	});
+
+	test("no plan, no window: nothing is flagged", () => {
+		expect(flags(null)).toEqual({
+			offWire: false,
+			secondForcedCompaction: false,
+			irreducible: false,
+			coldCarry: false,
+			recallChurn: [],
+		});
+		expect(flags(plan({ geometry: null, usageAfter: 1e9 })).irreducible).toBe(false);
+	});
+
+	test("recall churn: codes recalled RECALL_CHURN times or more, from the branch's calls", () => {
+		const calls = new Map([
+			["abc123", RECALL_CHURN],
+			["def456", RECALL_CHURN - 1],
+		]);
+		expect(flags(plan({}), { recallCalls: calls }).recallChurn).toEqual(["abc123"]);
+	});
+
+	test("a second forced compaction", () => {
+		expect(flags(plan({}), { forcedCompactions: 1 }).secondForcedCompaction).toBe(false);
+		expect(flags(plan({}), { forcedCompactions: 2 }).secondForcedCompaction).toBe(true);
+	});
+
+	test("cold carry: the last response read nothing from cache and the context is over the reconstruction cost", () => {
+		const cold = accountSession([
+			{ type: "response", usage: { input: 30_000, output: 10, cacheRead: 0, cacheWrite: 0 }, timestamp: 1 },
+		]);
+		expect(flags(plan({}), { accounting: cold }).coldCarry).toBe(true);
+		expect(flags(plan({}), { accounting: cold, reconTokens: 40_000 }).coldCarry).toBe(false);
+		expect(flags(plan({})).coldCarry).toBe(false);
 	});
 });

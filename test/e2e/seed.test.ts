@@ -1,6 +1,7 @@
 // The seed index, deterministic hard compaction and /fold-handoff on real Pi 0.80.6 and 1.6.0.
 // Every test also proves that no summary request ever reached the model.
 import { describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSeedIndex } from "../../src/core/seed/render.ts";
@@ -16,6 +17,7 @@ import {
 	startRpc,
 	text,
 } from "./harness/index.ts";
+import { NODE_BIN } from "./harness/pi-env.ts";
 
 const TIMEOUT = 120_000;
 const OTHER = join(import.meta.dir, "fixtures/other-compactor.ts");
@@ -134,6 +136,50 @@ forEachPiVersion((version: PiVersion) => {
 				expect(forced).toBeGreaterThanOrEqual(2);
 				expect(stderr).toContain("a second forced compaction happened in this session. Consider /fold-handoff");
 				expect(s.fake.summaryRequests()).toHaveLength(0);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"Pi's own forced compactions (CONTEXTFOLD_COMPACT=native) count from the branch, across restarts, in the extension and in the CLI",
+			async () => {
+				const s = await scenario({ fake: { script: replySequence([]) }, ...SMALL });
+				let stderr = "";
+				let native = 0;
+				// Every round is a new Pi process: a count kept only in memory would start again at 0.
+				for (let run = 0; run < 6 && native < 2; run++) {
+					s.fake.setScript(replySequence(chain(`n${run}x`, 2, 2500)));
+					const r = expectSuccess(
+						await runPrint({
+							version,
+							sandbox: s.sandbox,
+							prompt: `round ${run}`,
+							extensions: [bundle],
+							env: { CONTEXTFOLD_COMPACT: "native" },
+							...(run > 0 && { continue: true }),
+						}),
+					);
+					stderr += r.stderr;
+					native = compactions(s).filter((c) => c.fromHook !== true).length;
+				}
+				expect(native).toBeGreaterThanOrEqual(2);
+				expect(stderr).toContain("a second forced compaction happened in this session. Consider /fold-handoff");
+				// The CLI reads the same count from the session file.
+				const file = s.sandbox.latestSessionFile();
+				const cli = spawnSync(NODE_BIN, [join(import.meta.dir, "../../dist/cli.js"), "status", file, "--json"], {
+					encoding: "utf8",
+					env: { PATH: process.env.PATH, PI_CODING_AGENT_DIR: s.sandbox.agentDir },
+				});
+				expect(cli.status).toBe(0);
+				expect(
+					(JSON.parse(cli.stdout) as { flags: { secondForcedCompaction: boolean } }).flags.secondForcedCompaction,
+				).toBe(true);
+				// Pi summarized (no answer from context-fold), and each forced one was noted on the branch.
+				expect(s.fake.summaryRequests().length).toBeGreaterThanOrEqual(native);
+				const notes = s.sandbox
+					.readSession()
+					.filter((e) => e.type === "custom" && e.customType === "context-fold-compaction");
+				expect(notes.length).toBe(native);
 			},
 			TIMEOUT,
 		);

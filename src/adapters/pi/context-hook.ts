@@ -55,6 +55,7 @@ export interface HookOutcome {
 	stages: { sync: number; view: number; plan: number; persist: number; apply: number };
 }
 
+// Over 80 lines on purpose: one timed pipeline of stages (sync, view, plan, persist, apply), each timed in place.
 export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutcome {
 	const started = performance.now();
 	if (deps.session !== undefined) deps.state.syncWith(deps.session);

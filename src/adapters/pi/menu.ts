@@ -3,6 +3,9 @@
  * the shortcuts `status`, `config`/`settings`, `discard-images` everywhere. Only select and input
  * dialogs are used: over RPC they are the only kinds both supported Pi versions carry
  * (`ctx.ui.custom()` answers nothing there on 0.80.6).
+ *
+ * Over 300 lines on purpose: one dialog flow (menu, status, settings rows, each knob's edit) that
+ * reads top to bottom; splitting it would scatter one conversation with the user over files.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { redactSecrets } from "../../core/seed/redact.ts";

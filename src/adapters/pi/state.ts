@@ -9,7 +9,8 @@ import type { AccountingReport } from "../../core/accounting.ts";
 import type { DigestFacts } from "../../core/digest.ts";
 import type { FoldRecord, MaskIndex } from "../../core/layers.ts";
 import { BranchState } from "../../core/session/branch-state.ts";
-import { type PiContent, type PiEntry, type PiMessage, ViewCache } from "../../core/session/view.ts";
+import type { PiContent, PiEntry, PiMessage } from "../../core/session/view.ts";
+import { ViewCache } from "../../core/session/view-cache.ts";
 
 /** What LiveBranch reads from Pi's session manager (the leaf lookups are optional). */
 export interface BranchSource {

@@ -6,7 +6,10 @@
  */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import type { PricePreset } from "../../core/accounting.ts";
 import { billingModel, type CacheTtl } from "../../core/billing.ts";
+import { lookupModel } from "../../core/model-catalog.ts";
+import { checkCosts, resolveModelPrices } from "../../core/simulate/pricing.ts";
 import { replaySession } from "../../core/simulate/replay.ts";
 import { billReplay } from "../../core/simulate/summary.ts";
 import { sha256 } from "../../store/hash.ts";
@@ -15,10 +18,12 @@ import { boolFlag, intFlag, stringFlag } from "../args.ts";
 import { type CommandContext, remark } from "../context.ts";
 import { CliError, usageError } from "../errors.ts";
 import { println } from "../io.ts";
-import { loadSession, type WindowSource } from "../session-load.ts";
+import { type LoadedSession, loadSession } from "../session-load.ts";
 import { chooseSession, resolveSessionArg } from "../session-pick.ts";
+import { renderTextChart } from "../simulate-chart.ts";
 import { renderSimulationHtml } from "../simulate-html.ts";
 import {
+	type PricedModel,
 	renderRequestTable,
 	renderSummary,
 	renderTotals,
@@ -27,25 +32,31 @@ import {
 } from "../simulate-report.ts";
 import { VERSION } from "../version.ts";
 import type { Command } from "./command.ts";
-import { priceFlag } from "./status.ts";
+import { presetForProvider, priceFlag } from "./status.ts";
 
 const USAGE = `Usage: context-fold simulate <session...> [--price anthropic|openai|gemini] [--ttl 5m|1h]
-                              [--window N] [--overhead N] [--html FILE] [--json] [--no-table]
+                              [--window N] [--overhead N] [--html FILE] [--json] [--table]
 
-Replay recorded sessions through the fold ladder, offline and without Pi, and report per request the
-prompt tokens without and with folding, the fold events, prefix breaks and cache behaviour, and the
-estimated cost under one provider's billing model. Without folding is the session as recorded; with
-folding, Pi's compaction is re-decided on the folded context and answered deterministically, as
-context-fold does by default.
+Replay recorded sessions through the fold ladder, offline and without Pi, and report the prompt
+tokens without and with folding, the fold events, prefix breaks and cache behaviour, and the
+estimated cost: a summary and a chart of context size per session, and on request a table of every
+request. Without folding is the session as recorded; with folding, Pi's compaction is re-decided on
+the folded context and answered deterministically, as context-fold does by default.
+
+Each request is priced as the model its response names: models.json, else pi-ai's catalog built into
+context-fold, else the provider's preset; the summary says which prices were used and checks the
+estimate against the costs the session states.
 
   session...       session file paths, session ids or unique id prefixes
-  --price NAME     billing model: anthropic (cache writes, default), openai or gemini (uncached input)
+  --price NAME     one preset for every request instead: anthropic (cache writes), openai or gemini
+                   (uncached input)
   --ttl 5m|1h      cache lifetime; a longer gap between requests bills the whole prompt again
-  --window N       the model's context window in tokens (default: models.json, else 200000)
+  --window N       the model's context window in tokens (default: models.json, else the catalog,
+                   else 200000)
   --overhead N     tokens of system prompt and tools (default: measured from the first response)
   --html FILE      also write a page with a chart of context size over each session
   --json           one JSON document (schema context-fold/simulate@1), with every request
-  --no-table       the summary only`;
+  --table          also print the per-request table (--no-table: the summary and chart only, the default)`;
 
 export const simulateCommand: Command = {
 	name: "simulate",
@@ -57,10 +68,13 @@ export const simulateCommand: Command = {
 		window: { type: "string" },
 		overhead: { type: "string" },
 		html: { type: "string" },
+		table: { type: "boolean" },
 		"no-table": { type: "boolean" },
 	},
 	async run(ctx, args) {
-		const price = priceFlag(args, USAGE) ?? "anthropic";
+		const price = priceFlag(args, USAGE);
+		if (boolFlag(args, "table") && boolFlag(args, "no-table"))
+			throw usageError("--table and --no-table contradict each other", USAGE);
 		const ttlRaw = stringFlag(args, "ttl") ?? "5m";
 		if (ttlRaw !== "5m" && ttlRaw !== "1h") throw usageError(`--ttl must be 5m or 1h, got "${ttlRaw}"`, USAGE);
 		const ttl: CacheTtl = ttlRaw;
@@ -73,11 +87,10 @@ export const simulateCommand: Command = {
 			args.positionals.length > 0
 				? args.positionals.map((a) => resolveSessionArg(ctx, a))
 				: [(await chooseSession(ctx, undefined, { fallback: "pick", usage: USAGE })).path];
-		const options = { price, ttl };
-		const model = billingModel(price, ttl);
+		const options = { price: price ?? "per-model", ttl };
 		const sessions: SimulatedSession[] = [];
 		for (const path of paths) {
-			const work = () => simulateOne(ctx, path, window, overhead, model);
+			const work = () => simulateOne(ctx, path, { window, overhead, price, ttl });
 			const s =
 				ctx.guided && ctx.prompts !== null
 					? await ctx.prompts.spin(`replaying ${path}`, work, () => "replayed")
@@ -100,8 +113,8 @@ export const simulateCommand: Command = {
 		}
 		const blocks: string[] = [];
 		for (const s of sessions) {
-			if (!boolFlag(args, "no-table")) blocks.push(renderRequestTable(s.simulation.rows));
-			blocks.push(renderSummary(s, options));
+			blocks.push(renderSummary(s, options), renderTextChart(s));
+			if (boolFlag(args, "table")) blocks.push(renderRequestTable(s.simulation.rows));
 		}
 		if (sessions.length > 1) blocks.push(renderTotals(sessions));
 		if (ctx.guided && ctx.prompts !== null) ctx.prompts.note(blocks.join("\n\n"), "simulate");
@@ -110,32 +123,59 @@ export const simulateCommand: Command = {
 	},
 };
 
-function simulateOne(
-	ctx: CommandContext,
-	path: string,
-	window: number | undefined,
-	overhead: number | undefined,
-	model: ReturnType<typeof billingModel>,
-): SimulatedSession {
-	const loaded = loadSession(ctx, path, window);
-	const used = new Map<string, { window: number; source: WindowSource; n: number }>();
+interface SimulateParams {
+	window: number | undefined;
+	overhead: number | undefined;
+	/** One preset for every request, or undefined to price each request as its model. */
+	price: PricePreset | undefined;
+	ttl: CacheTtl;
+}
+
+function simulateOne(ctx: CommandContext, path: string, p: SimulateParams): SimulatedSession {
+	const loaded = loadSession(ctx, path, p.window);
+	const used = new Map<string, { window: number; source: string; n: number; provider: string | null }>();
 	const replay = replaySession({
 		entries: loaded.file.branch,
 		settings: loaded.settings.settings,
 		windowFor(provider, modelId) {
-			const w = loaded.windowFor(provider, modelId);
+			const w = windowOf(loaded, provider, modelId);
 			const key = `${provider ?? "?"}/${modelId ?? "?"}`;
 			const seen = used.get(key);
-			used.set(key, { ...w, n: (seen?.n ?? 0) + 1 });
+			used.set(key, { ...w, n: (seen?.n ?? 0) + 1, provider: provider ?? null });
 			return w.window;
 		},
 		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: loaded.file.path,
 	});
-	const simulation = billReplay(replay, model, overhead);
 	// Name the model most requests went to; the window is per request, this is for the reader.
-	const [name, main] = [...used].sort((a, b) => b[1].n - a[1].n)[0] ?? ["?/?", { window: 0, source: "default", n: 0 }];
+	const [name, main] = [...used].sort((a, b) => b[1].n - a[1].n)[0] ?? [
+		"?/?",
+		{ window: 0, source: "default", n: 0, provider: null },
+	];
+	// The cache mechanics (minimum cached prefix, steps) follow the main provider; prices follow each request's model.
+	const model = billingModel(p.price ?? presetForProvider(main.provider) ?? "anthropic", p.ttl);
+	const priced = new Map<string, PricedModel>();
+	const pricesOf = (provider: string | null, modelId: string | null): PricedModel => {
+		const key = `${provider ?? "?"}/${modelId ?? "?"}`;
+		let m = priced.get(key);
+		if (m === undefined) {
+			const resolved = resolveModelPrices({
+				provider,
+				model: modelId,
+				...(p.price !== undefined && { explicit: p.price }),
+				...ownPrices(loaded, provider, modelId),
+				fallback: presetForProvider(provider) ?? "anthropic",
+			});
+			m = { ...resolved, requests: 0 };
+			priced.set(key, m);
+		}
+		return m;
+	};
+	for (const r of replay.requests) pricesOf(r.provider, r.model).requests++;
+	const pricesFor = (r: { provider: string | null; model: string | null }) =>
+		p.price === undefined ? pricesOf(r.provider, r.model).prices : undefined;
+	const simulation = billReplay(replay, model, p.overhead, pricesFor);
 	return {
 		id: loaded.file.header?.id ?? null,
 		path: loaded.file.path,
@@ -143,6 +183,25 @@ function simulateOne(
 		window: main.window,
 		windowSource: main.source === "default" ? "assumed; --window to set" : `from ${main.source}`,
 		malformed: loaded.file.malformed,
+		prices: [...priced.values()].sort((a, b) => b.requests - a.requests),
+		costCheck: checkCosts(simulation.rows, loaded.file.branch, model, (row) => pricesFor(row.request)),
 		simulation,
 	};
+}
+
+/** The window of a request's model: --window, models.json, pi-ai's catalog, else the stated default. */
+function windowOf(
+	loaded: LoadedSession,
+	provider: string | undefined,
+	modelId: string | undefined,
+): { window: number; source: string } {
+	const w = loaded.windowFor(provider, modelId);
+	if (w.source !== "default") return w;
+	const hit = lookupModel(provider, modelId);
+	return hit === null ? w : { window: hit.entry.contextWindow, source: "the pi-ai catalog" };
+}
+
+function ownPrices(loaded: LoadedSession, provider: string | null, modelId: string | null) {
+	const own = loaded.modelFacts(provider ?? undefined, modelId ?? undefined)?.prices;
+	return own === undefined ? {} : { own };
 }

@@ -11,17 +11,15 @@ import type { MaskedBlock } from "../layers.ts";
 import { findRiskLines } from "../lexicon.ts";
 import { clipTo } from "../values.ts";
 import { parseCallBlocks, readCall, type SeedToolCall } from "./calls.ts";
+import { FileTally } from "./file-tally.ts";
 import { cleanPath, findPaths, harvestTokens, numberClass, Tally } from "./harvest.ts";
 import { scanSecrets } from "./redact.ts";
 import {
 	emptyOmitted,
-	FILE_OPS,
-	type FileOp,
 	SEED_ID_MAX_CHARS,
 	SEED_INDEX_VERSION,
 	SEED_LIMITS,
 	SEED_RECORD_TYPE,
-	type SeedFile,
 	type SeedKind,
 	type SeedRecord,
 	type SeedSpan,
@@ -54,7 +52,6 @@ export interface ExtractInput {
 	markerHash?: Hash;
 }
 
-const OP_TIER: Record<FileOp, number> = { write: 0, edit: 0, read: 1, command: 2, output: 3 };
 const SKIPPED_ROLES = new Set(["compactionSummary", "branchSummary"]);
 const USER_LINES_PER_MESSAGE = 3;
 
@@ -63,100 +60,128 @@ interface Timed {
 	at: number;
 }
 
+/** One seed record from a fold's or a compaction's messages: tool calls, then blocks, then the bounded record. */
 export function extractSeedRecord(input: ExtractInput): SeedRecord {
-	const markerHash = input.markerHash ?? input.hash;
-	let secrets = 0;
-	const redact = (text: string): string => {
-		const r = scanSecrets(text, markerHash);
-		secrets += r.count;
-		return r.text;
-	};
-	// Call summaries repeat a command or path already redacted and counted: redact without counting.
-	const quiet = (text: string): string => scanSecrets(text, markerHash).text;
-	const files = new FileTally();
-	const commands = new Map<string, number>();
-	const errors = new Map<string, { ref?: string; tier: number; at: number }>();
-	const users = new Map<string, number>();
-	const identifiers = new Tally();
-	const numbers = new Tally();
-	const spans: SeedSpan[] = [];
-	let order = 0;
-	let blocks = 0;
-	let chars = 0;
+	const builder = new RecordBuilder(input);
+	builder.addCalls(input.calls ?? parseCallBlocks(input.messages));
+	for (const message of input.messages) builder.addMessage(message);
+	if (input.kind === "fold") builder.addFoldSpans();
+	return builder.finish();
+}
 
-	const calls = input.calls ?? parseCallBlocks(input.messages);
-	const callText = new Map<string, string>();
-	for (const call of calls) {
-		const { path, command, op } = readCall(call);
-		if (path !== undefined) {
-			const clean = cleanPath(redact(path).trim());
-			if (clean !== null) files.add(clean, op);
-		}
-		if (command !== undefined) {
-			const text = redact(command).trimEnd();
-			if (text.length > 0 && !commands.has(text)) commands.set(text, order++);
-			for (const p of findPaths(text)) files.add(p, "command");
-		}
-		const summary = command ?? path;
-		if (summary !== undefined) callText.set(call.toolCallId, summary);
+/** What a record collects while its messages are read, in first-seen order, redacted as it goes. */
+class RecordBuilder {
+	private readonly markerHash: Hash;
+	private readonly fold: boolean;
+	private readonly masked = new Map<string, MaskedBlock>();
+	private readonly files = new FileTally();
+	private readonly commands = new Map<string, number>();
+	private readonly errors = new Map<string, { ref?: string; tier: number; at: number }>();
+	private readonly users = new Map<string, number>();
+	private readonly identifiers = new Tally();
+	private readonly numbers = new Tally();
+	private readonly spans: SeedSpan[] = [];
+	/** Each call's command or path, by tool call id, for the spans' `call`. */
+	private readonly callText = new Map<string, string>();
+	private secrets = 0;
+	private order = 0;
+	private blocks = 0;
+	private chars = 0;
+
+	constructor(private readonly input: ExtractInput) {
+		this.markerHash = input.markerHash ?? input.hash;
+		this.fold = input.kind === "fold";
+		for (const m of input.masked ?? []) this.masked.set(blockKey(m.entryId, m.blockIndex), m);
 	}
 
-	const masked = new Map<string, MaskedBlock>();
-	for (const m of input.masked ?? []) masked.set(blockKey(m.entryId, m.blockIndex), m);
-	const fold = input.kind === "fold";
+	/** Redact secrets and count them. */
+	private redact(text: string): string {
+		const r = scanSecrets(text, this.markerHash);
+		this.secrets += r.count;
+		return r.text;
+	}
 
-	for (const message of input.messages) {
-		if (SKIPPED_ROLES.has(message.role)) continue;
+	/** Call summaries repeat a command or path already redacted and counted: redact without counting. */
+	private readonly quiet = (text: string): string => scanSecrets(text, this.markerHash).text;
+
+	/** Files touched and commands run, from the structured tool calls. */
+	addCalls(calls: readonly SeedToolCall[]): void {
+		for (const call of calls) {
+			const { path, command, op } = readCall(call);
+			if (path !== undefined) {
+				const clean = cleanPath(this.redact(path).trim());
+				if (clean !== null) this.files.add(clean, op);
+			}
+			if (command !== undefined) {
+				const text = this.redact(command).trimEnd();
+				if (text.length > 0 && !this.commands.has(text)) this.commands.set(text, this.order++);
+				for (const p of findPaths(text)) this.files.add(p, "command");
+			}
+			const summary = command ?? path;
+			if (summary !== undefined) this.callText.set(call.toolCallId, summary);
+		}
+	}
+
+	/** A user message's first lines, and every block this record covers (a fold: only its masked ones). */
+	addMessage(message: ViewMessage): void {
+		if (SKIPPED_ROLES.has(message.role)) return;
 		if (message.role === "user") {
-			const line = firstLines(redact(userText(message)));
-			if (line.length > 0 && !users.has(line)) users.set(line, order++);
+			const line = firstLines(this.redact(userText(message)));
+			if (line.length > 0 && !this.users.has(line)) this.users.set(line, this.order++);
 		}
 		for (let j = 0; j < message.blocks.length; j++) {
 			const block = message.blocks[j];
 			if (block === undefined || block.kind === "toolCall" || block.kind === "image" || block.text.length === 0)
 				continue;
 			const key = message.entryId === null ? null : blockKey(message.entryId, j);
-			const mask = key === null ? undefined : masked.get(key);
-			if (fold && mask === undefined) continue;
-			blocks++;
-			chars += block.text.length;
-			const text = redact(block.text);
-			const ref = mask?.code ?? key ?? undefined;
-			const tier = errorTier(message, block.kind);
-			for (const risk of findRiskLines(text)) {
-				const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
-				if (line.length > 0 && !errors.has(line)) errors.set(line, { ...(ref && { ref }), tier, at: order++ });
-			}
-			for (const p of findPaths(text)) files.add(p, "output");
-			harvestTokens(text, identifiers, numbers);
-			if (!fold && message.entryId !== null) {
-				spans.push({
-					entryId: message.entryId,
-					blockIndex: j,
-					kind: spanKind(message.role, block.kind),
-					...(message.toolName !== undefined && { toolName: clipTo(message.toolName, SEED_ID_MAX_CHARS) }),
-					...callOf(message, callText, quiet),
-					sha256: input.hash(block.text),
-					chars: block.text.length,
-					bytes: utf8Length(block.text),
-					lines: countLines(block.text),
-				});
-			}
+			const mask = key === null ? undefined : this.masked.get(key);
+			if (this.fold && mask === undefined) continue;
+			this.addBlock(message, j, block.kind, block.text, mask?.code ?? key ?? undefined);
 		}
 	}
 
-	if (fold) {
+	/** Error lines, paths, identifiers and numbers of one block; a compaction also records its span. */
+	private addBlock(message: ViewMessage, j: number, kind: string, raw: string, ref: string | undefined): void {
+		this.blocks++;
+		this.chars += raw.length;
+		const text = this.redact(raw);
+		const tier = errorTier(message, kind);
+		for (const risk of findRiskLines(text)) {
+			const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
+			if (line.length > 0 && !this.errors.has(line))
+				this.errors.set(line, { ...(ref && { ref }), tier, at: this.order++ });
+		}
+		for (const p of findPaths(text)) this.files.add(p, "output");
+		harvestTokens(text, this.identifiers, this.numbers);
+		if (this.fold || message.entryId === null) return;
+		this.spans.push({
+			entryId: message.entryId,
+			blockIndex: j,
+			kind: spanKind(message.role, kind),
+			...(message.toolName !== undefined && { toolName: clipTo(message.toolName, SEED_ID_MAX_CHARS) }),
+			...callOf(message, this.callText, this.quiet),
+			sha256: this.input.hash(raw),
+			chars: raw.length,
+			bytes: utf8Length(raw),
+			lines: countLines(raw),
+		});
+	}
+
+	/** A fold's spans: one per masked block, with its code and fold-time sha256. */
+	addFoldSpans(): void {
 		const byEntry = new Map<string, ViewMessage>();
-		for (const m of input.messages) if (m.entryId !== null) byEntry.set(m.entryId, m);
-		for (const b of input.masked ?? []) {
+		for (const m of this.input.messages) if (m.entryId !== null) byEntry.set(m.entryId, m);
+		for (const b of this.input.masked ?? []) {
 			const message = byEntry.get(b.entryId);
-			spans.push({
+			this.spans.push({
 				code: b.code,
 				entryId: b.entryId,
 				blockIndex: b.blockIndex,
 				kind: b.kind,
 				...(b.toolName !== undefined && { toolName: clipTo(b.toolName, SEED_ID_MAX_CHARS) }),
-				...(message !== undefined ? callOf(message, callText, quiet) : callById(b.toolCallId, callText, quiet)),
+				...(message !== undefined
+					? callOf(message, this.callText, this.quiet)
+					: callById(b.toolCallId, this.callText, this.quiet)),
 				sha256: b.sha256,
 				chars: b.chars,
 				bytes: b.bytes,
@@ -165,68 +190,52 @@ export function extractSeedRecord(input: ExtractInput): SeedRecord {
 		}
 	}
 
-	const omitted = emptyOmitted();
-	const bound = <T>(field: keyof typeof SEED_LIMITS, items: T[], prefer?: (a: T, b: T) => number): T[] => {
-		const max = SEED_LIMITS[field].items;
-		omitted[field] += Math.max(0, items.length - max);
-		if (items.length <= max) return items;
-		if (prefer === undefined) return items.slice(0, max);
-		// Choose by preference, then list what was kept in its original order.
-		const kept = new Set([...items].sort(prefer).slice(0, max));
-		return items.filter((item) => kept.has(item));
-	};
-	const validSpans = spans.filter((s) => /^[0-9a-f]{64}$/.test(s.sha256) && s.entryId.length <= SEED_ID_MAX_CHARS);
-	omitted.spans = spans.length - validSpans.length;
-	const errorList = [...errors.entries()].map(([text, e]) => ({ text, ...e }));
-	const userList = entriesOf(users);
-	return {
-		type: SEED_RECORD_TYPE,
-		v: SEED_INDEX_VERSION,
-		kind: input.kind,
-		seq: wholeNumber(input.seq),
-		at: wholeNumber(input.at),
-		source: { messages: input.messages.length, blocks, chars },
-		files: bound("files", files.ranked()),
-		commands: bound("commands", entriesOf(commands), laterFirst).map((c) => clipTo(c.text, SEED_LIMITS.commands.chars)),
-		// Execution output before file contents and thinking, later before earlier.
-		errors: bound("errors", errorList, (a, b) => a.tier - b.tier || b.at - a.at).map((e) =>
-			e.ref === undefined ? { text: e.text } : { text: e.text, ref: e.ref },
-		),
-		identifiers: bound("identifiers", identifiers.ranked()),
-		numbers: bound("numbers", numbers.ranked(numberClass)),
-		// The first message (usually the task), then the most recent ones.
-		userLines: bound(
-			"userLines",
-			userList,
-			(a, b) => Number(b === userList[0]) - Number(a === userList[0]) || b.at - a.at,
-		).map((u) => u.text),
-		spans: bound("spans", validSpans),
-		secrets,
-		omitted,
-	};
-}
-
-/** Paths by strongest op (write/edit, read, command, output), then mentions, then first sighting. */
-class FileTally {
-	private readonly seen = new Map<string, { ops: Set<FileOp>; count: number; first: number }>();
-
-	add(path: string, op: FileOp): void {
-		const hit = this.seen.get(path);
-		if (hit === undefined) this.seen.set(path, { ops: new Set([op]), count: 1, first: this.seen.size });
-		else {
-			hit.ops.add(op);
-			hit.count++;
-		}
-	}
-
-	ranked(): SeedFile[] {
-		return [...this.seen.entries()]
-			.map(([path, v]) => {
-				const ops = FILE_OPS.filter((op) => v.ops.has(op));
-				return { path, ops, tier: OP_TIER[ops[0] as FileOp], count: v.count, first: v.first };
-			})
-			.sort((a, b) => a.tier - b.tier || b.count - a.count || a.first - b.first)
-			.map((f) => ({ path: f.path, ops: f.ops }));
+	/** The record, every field within its bound (what was left out is counted in `omitted`). */
+	finish(): SeedRecord {
+		const input = this.input;
+		const omitted = emptyOmitted();
+		const bound = <T>(field: keyof typeof SEED_LIMITS, items: T[], prefer?: (a: T, b: T) => number): T[] => {
+			const max = SEED_LIMITS[field].items;
+			omitted[field] += Math.max(0, items.length - max);
+			if (items.length <= max) return items;
+			if (prefer === undefined) return items.slice(0, max);
+			// Choose by preference, then list what was kept in its original order.
+			const kept = new Set([...items].sort(prefer).slice(0, max));
+			return items.filter((item) => kept.has(item));
+		};
+		const validSpans = this.spans.filter(
+			(s) => /^[0-9a-f]{64}$/.test(s.sha256) && s.entryId.length <= SEED_ID_MAX_CHARS,
+		);
+		omitted.spans = this.spans.length - validSpans.length;
+		const errorList = [...this.errors.entries()].map(([text, e]) => ({ text, ...e }));
+		const userList = entriesOf(this.users);
+		return {
+			type: SEED_RECORD_TYPE,
+			v: SEED_INDEX_VERSION,
+			kind: input.kind,
+			seq: wholeNumber(input.seq),
+			at: wholeNumber(input.at),
+			source: { messages: input.messages.length, blocks: this.blocks, chars: this.chars },
+			files: bound("files", this.files.ranked()),
+			commands: bound("commands", entriesOf(this.commands), laterFirst).map((c) =>
+				clipTo(c.text, SEED_LIMITS.commands.chars),
+			),
+			// Execution output before file contents and thinking, later before earlier.
+			errors: bound("errors", errorList, (a, b) => a.tier - b.tier || b.at - a.at).map((e) =>
+				e.ref === undefined ? { text: e.text } : { text: e.text, ref: e.ref },
+			),
+			identifiers: bound("identifiers", this.identifiers.ranked()),
+			numbers: bound("numbers", this.numbers.ranked(numberClass)),
+			// The first message (usually the task), then the most recent ones.
+			userLines: bound(
+				"userLines",
+				userList,
+				(a, b) => Number(b === userList[0]) - Number(a === userList[0]) || b.at - a.at,
+			).map((u) => u.text),
+			spans: bound("spans", validSpans),
+			secrets: this.secrets,
+			omitted,
+		};
 	}
 }
 

@@ -3,7 +3,8 @@ import { addRecord, emptyIndex, type FrozenLayer, parseFoldRecord } from "../lay
 import type { FoldPlan } from "../plan.ts";
 import { BranchReplay, FOLD_ENTRY_TYPE } from "../session/branch-state.ts";
 import type { ParseTime } from "../session/entries.ts";
-import { type PiEntry, ViewCache } from "../session/view.ts";
+import type { PiEntry } from "../session/view.ts";
+import { ViewCache } from "../session/view-cache.ts";
 import type { Settings } from "../settings.ts";
 import { PI_COMPACTION_DEFAULTS, type PiCompactionSettings, ReplayCompactor } from "./compaction.ts";
 import { type ReplayState, replayRequest } from "./request.ts";

@@ -8,7 +8,8 @@ import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts
 import { addRecord, type FrozenLayer, type MaskIndex } from "../layers.ts";
 import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
 import type { BranchReplay } from "../session/branch-state.ts";
-import { buildView, messageKey, type PiEntry, type PiMessage, type ViewCache } from "../session/view.ts";
+import { buildView, messageKey, type PiEntry, type PiMessage } from "../session/view.ts";
+import type { ViewCache } from "../session/view-cache.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
 import type { Usage } from "../tokens.ts";
 import { nonNegativeOr0 } from "../values.ts";

@@ -3,6 +3,7 @@
  * folds. The system prompt and tool definitions are not in the session file, so their size is
  * measured once: the first billed response's reported prompt minus the estimate of its messages.
  */
+import type { PriceSchedule } from "../accounting.ts";
 import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
 import type { FrozenLayer } from "../layers.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
@@ -59,6 +60,12 @@ export interface SimulationSummary {
 	baseline: ArmTotals;
 	folded: ArmTotals;
 	saved: { prompt: number; cost: number; costRatio: number | null };
+	/**
+	 * The recording has prompts larger than the window they are replayed in: the baseline is then not
+	 * a session that could have happened in this window (it was recorded with a larger one), and the
+	 * comparison with it says little. Null when every prompt fits.
+	 */
+	impossibleBaseline: ImpossibleBaseline | null;
 	recorded: {
 		prompt: number;
 		/** Sum of the costs the recording states, or null when some response states none. */
@@ -69,13 +76,34 @@ export interface SimulationSummary {
 	};
 }
 
+export interface ImpossibleBaseline {
+	/** Billed requests whose recorded prompt is larger than their window. */
+	requests: number;
+	/** The first of them (0-based request index). */
+	first: number;
+	/** The largest recorded prompt, and the window of that request. */
+	peak: number;
+	window: number;
+	/** Compactions in the recording. */
+	compactions: number;
+}
+
 export interface Simulation {
 	rows: SimulatedRow[];
 	summary: SimulationSummary;
 	layers: FrozenLayer[];
 }
 
-export function billReplay(replay: Replay, model: BillingModel, overheadTokens?: number): Simulation {
+/**
+ * Bill a replay's requests, both arms. `pricesFor` gives the prices of the model a request went to
+ * (per-model pricing); without it, or where it gives none, the billing model's preset applies.
+ */
+export function billReplay(
+	replay: Replay,
+	model: BillingModel,
+	overheadTokens?: number,
+	pricesFor?: (request: ReplayedRequest) => PriceSchedule | undefined,
+): Simulation {
 	const measured = measureOverhead(replay.requests, overheadTokens);
 	// A recording made with context-fold loaded already carries its tools in the measured prompt.
 	const overhead: Overhead = {
@@ -90,7 +118,8 @@ export function billReplay(replay: Replay, model: BillingModel, overheadTokens?:
 	const folded = new PromptCache(model);
 	// Every request was sent; one without usage (aborted, failed) is billed with no output.
 	const rows: SimulatedRow[] = replay.requests.map((r) => {
-		const common = { at: r.at, output: r.output };
+		const prices = pricesFor?.(r);
+		const common = { at: r.at, output: r.output, ...(prices !== undefined && { prices }) };
 		return {
 			request: r,
 			baseline: base.bill({ ...common, fixedTokens: overhead.tokens, parts: r.baseParts }),
@@ -121,6 +150,7 @@ export function billReplay(replay: Replay, model: BillingModel, overheadTokens?:
 			cost: baselineTotals.cost - foldedTotals.cost,
 			costRatio: baselineTotals.cost > 0 ? (baselineTotals.cost - foldedTotals.cost) / baselineTotals.cost : null,
 		},
+		impossibleBaseline: impossibleBaseline(replay.requests),
 		recorded: {
 			prompt: replay.requests.reduce((n, r) => n + r.reported, 0),
 			cost: recordedCosts.every((c) => c !== null) ? recordedCosts.reduce((n: number, c) => n + (c ?? 0), 0) : null,
@@ -129,6 +159,22 @@ export function billReplay(replay: Replay, model: BillingModel, overheadTokens?:
 		},
 	};
 	return { rows, summary, layers: replay.layers };
+}
+
+/** Recorded prompts that do not fit the window their request is replayed in (see SimulationSummary). */
+export function impossibleBaseline(requests: readonly ReplayedRequest[]): ImpossibleBaseline | null {
+	let out: ImpossibleBaseline | null = null;
+	for (const r of requests) {
+		if (!r.billed || r.window === null || r.reported <= r.window) continue;
+		out ??= { requests: 0, first: r.index, peak: 0, window: r.window, compactions: 0 };
+		out.requests++;
+		if (r.reported > out.peak) {
+			out.peak = r.reported;
+			out.window = r.window;
+		}
+	}
+	if (out !== null) out.compactions = requests.filter((r) => r.compacted).length;
+	return out;
 }
 
 function measureOverhead(requests: readonly ReplayedRequest[], given: number | undefined): Omit<Overhead, "extension"> {
