@@ -11,29 +11,19 @@
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, readFileSync } from "node:fs";
-import { build } from "esbuild";
+import { type BuildOptions, build } from "esbuild";
 import { updateCatalogFile } from "./gen-model-catalog.ts";
 
-const external = ["@earendil-works/*", "typebox", "typebox/*"];
+/** The extension's build, shared with scripts/prepare.mjs (npm's `prepare`, which may run without Bun). */
+export const EXTENSION_BUILD = JSON.parse(readFileSync("scripts/extension-build.json", "utf8")) as BuildOptions;
 const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
 /** The CLI reads this global (src/cli/version.ts); undefined when running from source. */
 export const VERSION_DEFINE = { CONTEXT_FOLD_VERSION: JSON.stringify(pkg.version) };
 export const CLI_ENTRY = "bin/context-fold.ts";
 
 async function buildExtension(): Promise<void> {
-	await build({
-		entryPoints: ["src/adapters/pi/index.ts"],
-		outfile: "dist/index.js",
-		bundle: true,
-		format: "esm",
-		platform: "node",
-		target: "node22",
-		external,
-		legalComments: "none",
-		sourcemap: false,
-		logLevel: "warning",
-	});
-	console.log("built dist/index.js");
+	await build(EXTENSION_BUILD);
+	console.log(`built ${EXTENSION_BUILD.outfile}`);
 }
 
 async function buildNodeCli(): Promise<void> {

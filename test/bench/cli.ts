@@ -16,11 +16,12 @@ import { sha256 } from "../../src/store/hash.ts";
 import { parseIsoTime, readSessionFile } from "../../src/store/session-file.ts";
 import { NODE_BIN } from "../e2e/harness/pi-env.ts";
 import { writeBigSession } from "../helpers/big-session.ts";
+import { TRACE_FILES, tracePath } from "../helpers/traces.ts";
 
 const REPO = join(import.meta.dir, "../..");
 const BINARY = join(REPO, "dist/context-fold");
 const NODE_CLI = join(REPO, "dist/cli.js");
-const TRACE = join(REPO, "../shared/traces/pi__pi-mono__before-compaction.v3.jsonl");
+const TRACE = tracePath(TRACE_FILES.compactV3);
 
 export const TARGETS = { coldStartMs: 50, simulateMs: 1000 };
 
@@ -61,7 +62,6 @@ function median(xs: number[]): number {
 
 export function runCliBench(log: (line: string) => void = () => {}): CliBenchResult {
 	if (!existsSync(BINARY)) return { skipped: "dist/context-fold is missing (npm run build makes it)" };
-	if (!existsSync(TRACE)) return { skipped: `${TRACE} is absent` };
 	const runs = 21;
 	const version: number[] = [];
 	const noop: number[] = [];
@@ -114,7 +114,7 @@ export function runCliBench(log: (line: string) => void = () => {}): CliBenchRes
 		nodeNoopMs: median(noop),
 		nodeCliVersionMs: median(nodeCli),
 		coldStartRatio: median(version) / median(noop),
-		trace: { file: "pi__pi-mono__before-compaction.v3.jsonl", bytes: statSync(TRACE).size, requests },
+		trace: { file: TRACE_FILES.compactV3, bytes: statSync(TRACE).size, requests },
 		statusMs: median(status),
 		simulateMs: median(simulate),
 		simulateInProcessMs: median(inProcess),

@@ -1,20 +1,12 @@
 /**
- * Seed-index extraction throughput on the real traces (../shared/traces): simulated fold events
- * every 40 tool results plus every compaction record, timed against a plain read of the same bytes
- * in the same run. Skips, saying so, when the traces are absent.
+ * Seed-index extraction throughput on the real traces (test/fixtures/traces, decompressed): simulated
+ * fold events every 40 tool results plus every compaction record, timed against a plain read of the
+ * same (decompressed) bytes in the same run.
  */
 import { readFileSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import { extractSeedRecord } from "../../src/core/seed/extract.ts";
-import {
-	COMPACTED,
-	compactionInputs,
-	haveTraces,
-	LARGE,
-	readTrace,
-	simulateFolds,
-	TRACES,
-} from "../core/seed/trace.ts";
+import { COMPACTED, compactionInputs, LARGE, readTrace, simulateFolds } from "../core/seed/trace.ts";
 
 export interface SeedBenchRow {
 	trace: string;
@@ -27,7 +19,9 @@ export interface SeedBenchRow {
 	ratioToRead: number;
 }
 
-export type SeedBenchResult = { skipped: string } | { rows: SeedBenchRow[] };
+export interface SeedBenchResult {
+	rows: SeedBenchRow[];
+}
 
 function best(runs: number, f: () => void): number {
 	let min = Number.POSITIVE_INFINITY;
@@ -40,7 +34,6 @@ function best(runs: number, f: () => void): number {
 }
 
 export function runSeedBench(): SeedBenchResult {
-	if (!haveTraces) return { skipped: `real traces not found at ${TRACES}` };
 	const rows: SeedBenchRow[] = [];
 	for (const path of [LARGE, COMPACTED]) {
 		const trace = readTrace(path);
@@ -69,7 +62,6 @@ export function runSeedBench(): SeedBenchResult {
 }
 
 export function renderSeedReport(r: SeedBenchResult): string {
-	if ("skipped" in r) return `## seed index extraction\nskipped: ${r.skipped}`;
 	const lines = [
 		"## seed index extraction (real traces; best of 5)",
 		"trace                                     file MB  records  chars extracted  extract ms  MB/s   read ms  x read",

@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NODE_BIN } from "../e2e/harness/pi-env.ts";
 import { ensureCli } from "./build.ts";
-import { COMPACT_ID, HAVE_TRACES, LARGE_ID, REPO, type TraceAgent, traceAgent } from "./helpers.ts";
+import { COMPACT_ID, LARGE_ID, REPO, type TraceAgent, traceAgent } from "./helpers.ts";
 import { toolLoopSession } from "./simulate-fixtures.ts";
 
 const VERSION = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { version: string }).version;
@@ -79,9 +79,7 @@ describe("dist/context-fold and dist/cli.js", () => {
 	});
 });
 
-const describeTraces = HAVE_TRACES ? describe : describe.skip;
-
-describeTraces("every command on the real traces, as processes", () => {
+describe("every command on the real traces, as processes", () => {
 	let agent: TraceAgent;
 	beforeAll(() => {
 		agent = traceAgent();

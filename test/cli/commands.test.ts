@@ -12,7 +12,6 @@ import { appendSeedRecord, readSeedIndex } from "../../src/store/seed-index.ts";
 import { foldInput } from "../core/seed/fixtures.ts";
 import {
 	COMPACT_ID,
-	HAVE_TRACES,
 	LARGE_ID,
 	memIo,
 	OTHER_CWD,
@@ -23,8 +22,6 @@ import {
 	type TraceAgent,
 	traceAgent,
 } from "./helpers.ts";
-
-const describeTraces = HAVE_TRACES ? describe : describe.skip;
 
 describe("the command line itself", () => {
 	test("--version, --help, and usage errors with exit 2", async () => {
@@ -92,7 +89,7 @@ describe("the command line itself", () => {
 	});
 });
 
-describeTraces("with the traces in an agent directory", () => {
+describe("with the traces in an agent directory", () => {
 	let agent: TraceAgent;
 	beforeAll(() => {
 		agent = traceAgent();

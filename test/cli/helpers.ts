@@ -1,7 +1,7 @@
 // Shared pieces of the CLI tests: in-memory I/O for main(argv, io), a private agent directory with
-// sessions in Pi's layout, the real traces (skipped, saying so, when ../shared/traces is absent),
-// and a copy of a trace carrying the fold records the extension would have written (the last two
-// live in test/helpers/traces.ts, re-exported here).
+// sessions in Pi's layout, the real traces (vendored in test/fixtures/traces, decompressed to a
+// temporary directory), and a copy of a trace carrying the fold records the extension would have
+// written (the last two live in test/helpers/traces.ts, re-exported here).
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import { main } from "../../src/cli/main.ts";
 import { defaultSessionDir } from "../../src/store/paths.ts";
 import { TRACE, withFoldRecords } from "../helpers/traces.ts";
 
-export { HAVE_TRACES, TRACE, TRACES, withFoldRecords } from "../helpers/traces.ts";
+export { TRACE, withFoldRecords } from "../helpers/traces.ts";
 
 export const REPO = join(import.meta.dir, "../..");
 /** The traces' project directory and ids, as their headers say. */

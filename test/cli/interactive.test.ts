@@ -5,16 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { main } from "../../src/cli/main.ts";
 import { sessionDataDir } from "../../src/store/paths.ts";
-import {
-	COMPACT_ID,
-	HAVE_TRACES,
-	LARGE_ID,
-	type MemIo,
-	memIo,
-	TRACE_CWD,
-	type TraceAgent,
-	traceAgent,
-} from "./helpers.ts";
+import { COMPACT_ID, LARGE_ID, type MemIo, memIo, TRACE_CWD, type TraceAgent, traceAgent } from "./helpers.ts";
 
 const DOWN = "\x1b[B";
 /** From the first option, up wraps to the last: Quit in the menu. */
@@ -51,9 +42,7 @@ async function drive(argv: string[], io: MemIo, script: Array<[RegExp, string]>)
 	return done;
 }
 
-const describeTraces = HAVE_TRACES ? describe : describe.skip;
-
-describeTraces("interactive, in a terminal", () => {
+describe("interactive, in a terminal", () => {
 	let agent: TraceAgent;
 	beforeAll(() => {
 		agent = traceAgent();

@@ -1,11 +1,11 @@
-// What `npm pack` ships: exactly the extension bundle, the Node CLI and the documents; every path the
+// What `npm pack` ships: exactly the extension entry and bundle, the Node CLI and the documents; every path the
 // manifest names is in the pack; the extension bundle holds no CLI code and no clack; the changelog
 // uses headings Pi can read.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { build } from "esbuild";
+import { type BuildOptions, build } from "esbuild";
 // Pi's own changelog reader, straight from its module.
 import { parseChangelog } from "../../node_modules/@earendil-works/pi-coding-agent/dist/utils/changelog.js";
 import { ensureCli } from "./build.ts";
@@ -37,7 +37,15 @@ const strip = (p: string) => p.replace(/^\.\//, "");
 
 describe("npm pack", () => {
 	test("holds exactly what users need", () => {
-		expect(packed).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "dist/cli.js", "dist/index.js", "package.json"]);
+		expect(packed).toEqual([
+			"CHANGELOG.md",
+			"LICENSE",
+			"README.md",
+			"dist/cli.js",
+			"dist/index.js",
+			"index.js",
+			"package.json",
+		]);
 	});
 
 	test("every path in pi.extensions, bin and exports is in the pack", () => {
@@ -62,14 +70,14 @@ describe("the extension bundle", () => {
 		for (const needle of ["@clack", "sisteransi", "Which session?", "context-fold/simulate@1", "renderMainUsage"]) {
 			expect(shipped).not.toContain(needle);
 		}
+		// The build's own options (scripts/extension-build.json), only not written and with a metafile.
+		const options = JSON.parse(readFileSync(join(REPO, "scripts/extension-build.json"), "utf8")) as BuildOptions;
 		const result = await build({
-			entryPoints: [join(REPO, "src/adapters/pi/index.ts")],
-			bundle: true,
+			...options,
+			entryPoints: (options.entryPoints as string[]).map((e) => join(REPO, e)),
+			outfile: undefined,
 			write: false,
 			metafile: true,
-			format: "esm",
-			platform: "node",
-			external: ["@earendil-works/*", "@mariozechner/*", "typebox", "typebox/*"],
 			logLevel: "silent",
 		});
 		const inputs = Object.keys(result.metafile.inputs);

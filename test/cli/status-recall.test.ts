@@ -3,11 +3,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSessionText } from "../../src/core/session/entries.ts";
-import { COMPACT_ID, HAVE_TRACES, LARGE_ID, memIo, runCli, TRACE_CWD, type TraceAgent, traceAgent } from "./helpers.ts";
+import { COMPACT_ID, LARGE_ID, memIo, runCli, TRACE_CWD, type TraceAgent, traceAgent } from "./helpers.ts";
 
-const describeTraces = HAVE_TRACES ? describe : describe.skip;
-
-describeTraces("status", () => {
+describe("status", () => {
 	let agent: TraceAgent;
 	beforeAll(() => {
 		agent = traceAgent();
@@ -129,7 +127,7 @@ describeTraces("status", () => {
 	});
 });
 
-describeTraces("recall", () => {
+describe("recall", () => {
 	let agent: TraceAgent;
 	let code = "";
 	let original = "";

@@ -6,9 +6,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { hasTmux, requireTmux, tmuxSkipAllowed } from "../e2e/harness/tmux.ts";
 import { ensureCli } from "./build.ts";
-import { HAVE_TRACES, type TraceAgent, traceAgent } from "./helpers.ts";
+import { type TraceAgent, traceAgent } from "./helpers.ts";
 
-const skip = !HAVE_TRACES || tmuxSkipAllowed();
+const skip = tmuxSkipAllowed();
 let agent: TraceAgent;
 let binary = "";
 const sockets: string[] = [];

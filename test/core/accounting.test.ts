@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import {
 	type AccountingEvent,
 	accountSession,
@@ -10,6 +9,7 @@ import {
 	promptOf,
 } from "../../src/core/accounting.ts";
 import type { Usage } from "../../src/core/tokens.ts";
+import { TRACE_FILES, tracePath } from "../helpers/traces.ts";
 
 const u = (input: number, cacheRead: number, cacheWrite: number, output = 10): Usage => ({
 	input,
@@ -107,20 +107,17 @@ describe("accountSession", () => {
 	});
 });
 
-const TRACES = join(import.meta.dir, "../../../shared/traces");
-const traceFile = join(TRACES, "pi__pi-mono__large-session.v3.jsonl");
+const traceFile = tracePath(TRACE_FILES.largeV3);
 
-describe.skipIf(!existsSync(traceFile))("accounting on a real recorded session (../shared/traces)", () => {
+describe("accounting on a real recorded session (test/fixtures/traces)", () => {
 	const usages: Usage[] = [];
-	if (existsSync(traceFile)) {
-		for (const line of readFileSync(traceFile, "utf8").split("\n")) {
-			if (!line.trim()) continue;
-			try {
-				const e = JSON.parse(line);
-				if (e.type === "message" && e.message?.role === "assistant" && e.message.usage) usages.push(e.message.usage);
-			} catch {
-				// A real session may hold a malformed line; the accounting only reads usage.
-			}
+	for (const line of readFileSync(traceFile, "utf8").split("\n")) {
+		if (!line.trim()) continue;
+		try {
+			const e = JSON.parse(line);
+			if (e.type === "message" && e.message?.role === "assistant" && e.message.usage) usages.push(e.message.usage);
+		} catch {
+			// A real session may hold a malformed line; the accounting only reads usage.
 		}
 	}
 	test("ratios, totals and costs agree with an independent sum", () => {

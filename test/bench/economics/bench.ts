@@ -11,6 +11,7 @@ import { PRICE_PRESETS, type Prices } from "../../../src/core/accounting.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { ensureBundle, REPO } from "../../e2e/cf.ts";
 import { NODE_BIN } from "../../e2e/harness/pi-env.ts";
+import { traceFixture } from "../../helpers/traces.ts";
 import { type ArmSpec, allArms, DEFAULTS, NATIVE, PI_COMPACTION, RAW, WINDOW } from "./arms.ts";
 import { type BillingModel, billingModel, FIVE_MINUTES, ONE_HOUR, SUMMARY_TOKENS } from "./billing.ts";
 import { DEMO_NAME, generatedTrace, REQUEST_SECONDS, THINK_MINUTES } from "./demo-trace.ts";
@@ -21,7 +22,7 @@ import { buildPlan, type ReplayPlan, type TraceFeatures } from "./plan.ts";
 import { type ArmRun, PI_VERSION, replayArm } from "./replay.ts";
 import { type SimulateAgreement, simulateTrace } from "./simulate-agreement.ts";
 import { sha256Of, type Trace } from "./trace-read.ts";
-import { listSharedTraces, loadTrace } from "./traces.ts";
+import { listRecordedTraces, loadTrace } from "./traces.ts";
 import { writeTraceFiles } from "./write-files.ts";
 
 export const OUT_DIR = join(REPO, "docs/bench");
@@ -119,10 +120,10 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		...(o.customPrices ? [billingModel(o.customPrices, { name: "custom prices, 5 min" })] : []),
 	];
 
-	const shared = listSharedTraces();
-	o.log(`[economics] ${shared.note}`);
+	const recorded = listRecordedTraces();
+	o.log(`[economics] ${recorded.note}`);
 	const traces: Trace[] = [];
-	for (const source of shared.sources) if (!o.trace || source.name.includes(o.trace)) traces.push(loadTrace(source));
+	for (const source of recorded.sources) if (!o.trace || source.name.includes(o.trace)) traces.push(loadTrace(source));
 	if (o.quick && traces.length > 1) traces.splice(1);
 	if (!o.quick || traces.length === 0) {
 		if (!o.trace || DEMO_NAME.includes(o.trace)) {
@@ -238,7 +239,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		});
 		results.push({
 			name: t.name,
-			path: t.path.startsWith("(generated)") ? t.path : relative(REPO, t.path),
+			path: t.path.startsWith("(generated)") ? t.path : traceFixture(t.path),
 			format: t.format,
 			sha256: t.sha256,
 			bytes: t.bytes,
@@ -265,7 +266,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		quick: o.quick,
 		versions: versions(bundle),
 		settings: settingsFacts(),
-		traceNote: shared.note,
+		traceNote: recorded.note,
 		headline: headline.name,
 		sensitivities: [...sensitivities.map((s) => s.name), `Anthropic, 5 min, chars/${SENSITIVITY_CPT} (re-run)`],
 		traces: results,

@@ -1,14 +1,13 @@
 /**
- * Which traces the benchmark replays: every session in ../shared/traces/ (relative to the repo; the
- * .v3.jsonl migration where one exists, else the original), plus the generated session. The recorded
- * traces are read in place and never copied into the repository.
+ * Which traces the benchmark replays: every recorded session vendored in test/fixtures/traces (the
+ * .v3.jsonl migration where one exists, else the original; decompressed by test/helpers/traces.ts),
+ * plus the generated session.
  */
-import { existsSync, readdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { readdirSync } from "node:fs";
+import { join, relative } from "node:path";
 import { REPO } from "../../e2e/cf.ts";
+import { TRACE_FIXTURES, traceDir } from "../../helpers/traces.ts";
 import { readTrace, type Trace } from "./trace-read.ts";
-
-export const SHARED_TRACES = resolve(REPO, "../shared/traces");
 
 export interface TraceSource {
 	/** Short name used in tables and file names. */
@@ -24,10 +23,7 @@ export function shortName(file: string): string {
 		.replace(/[^A-Za-z0-9-]+/g, "-");
 }
 
-export function listSharedTraces(dir = SHARED_TRACES): { sources: TraceSource[]; note: string } {
-	if (!existsSync(dir)) {
-		return { sources: [], note: `${dir} is absent: only the generated session is replayed.` };
-	}
+export function listRecordedTraces(dir = traceDir()): { sources: TraceSource[]; note: string } {
 	const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl"));
 	const originals = files.filter((f) => !/\.v\d+\.jsonl$/.test(f)).sort();
 	const sources = originals.map((f) => {
@@ -35,7 +31,11 @@ export function listSharedTraces(dir = SHARED_TRACES): { sources: TraceSource[];
 		const chosen = files.includes(v3) ? v3 : f;
 		return { name: shortName(f), path: join(dir, chosen) };
 	});
-	return { sources, note: `${sources.length} recorded traces from ${dir}.` };
+	const from = relative(REPO, TRACE_FIXTURES);
+	return {
+		sources,
+		note: `${sources.length} recorded traces from ${from} (gzip; each sha256 below is of the decompressed session).`,
+	};
 }
 
 export function loadTrace(source: TraceSource): Trace {

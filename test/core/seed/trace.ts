@@ -1,21 +1,18 @@
 /**
- * Real recorded Pi sessions (../shared/traces, read in place, never copied) turned into the core's
- * view, and simulated fold events over them: every `every` tool results fold together.
+ * Real recorded Pi sessions (vendored in test/fixtures/traces, see test/helpers/traces.ts) turned into
+ * the core's view, and simulated fold events over them: every `every` tool results fold together.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import type { ViewBlock, ViewMessage } from "../../../src/core/blocks.ts";
 import { countLines, deriveCode, utf8Length } from "../../../src/core/digest.ts";
 import type { MaskedBlock } from "../../../src/core/layers.ts";
 import type { ExtractInput, SeedToolCall } from "../../../src/core/seed/extract.ts";
 import { estimateTokens } from "../../../src/core/tokens.ts";
 import { sha256 } from "../../helpers/session.ts";
+import { TRACE_FILES, tracePath } from "../../helpers/traces.ts";
 
-export const TRACES = join(import.meta.dir, "../../../../shared/traces");
-export const LARGE = join(TRACES, "pi__pi-mono__large-session.v3.jsonl");
-export const COMPACTED = join(TRACES, "pi__pi-mono__before-compaction.v3.jsonl");
-export const haveTraces = existsSync(LARGE) && existsSync(COMPACTED);
-export const TRACES_MISSING = `skipped: real traces not found at ${TRACES}`;
+export const LARGE = tracePath(TRACE_FILES.largeV3);
+export const COMPACTED = tracePath(TRACE_FILES.compactV3);
 
 export { sha256 };
 

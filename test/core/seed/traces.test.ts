@@ -1,5 +1,5 @@
 /**
- * Golden tests over real recorded Pi sessions (../shared/traces, read in place). Simulated fold
+ * Golden tests over real recorded Pi sessions (test/fixtures/traces). Simulated fold
  * events (every 40 tool results) and the trace's own compactions go through the extractor; the
  * output must be byte-identical across runs, match a committed summary (counts and hashes), and
  * carry no secret. Regenerate the summary after an intended change with UPDATE_GOLDEN=1.
@@ -12,17 +12,7 @@ import { type ExtractInput, extractSeedRecord } from "../../../src/core/seed/ext
 import { containsSecret } from "../../../src/core/seed/redact.ts";
 import { DEFAULT_SEED_MAX_CHARS, parseSeedIndex, renderSeed } from "../../../src/core/seed/render.ts";
 import { SEED_FIELDS, type SeedRecord, serializeSeedRecord } from "../../../src/core/seed/schema.ts";
-import {
-	COMPACTED,
-	compactionInputs,
-	haveTraces,
-	LARGE,
-	readTrace,
-	sha256,
-	simulateFolds,
-	TRACES_MISSING,
-	type Trace,
-} from "./trace.ts";
+import { COMPACTED, compactionInputs, LARGE, readTrace, sha256, simulateFolds, type Trace } from "./trace.ts";
 
 const GOLDEN = join(import.meta.dir, "../../golden/seed-index-traces.json");
 const FOLD_EVERY = 40;
@@ -83,31 +73,29 @@ function summary(r: Run) {
 	};
 }
 
-if (!haveTraces) test.skip(TRACES_MISSING, () => {});
-
-describe.skipIf(!haveTraces)("seed index over real traces", () => {
-	const large = haveTraces ? readTrace(LARGE) : undefined;
-	const compacted = haveTraces ? readTrace(COMPACTED) : undefined;
+describe("seed index over real traces", () => {
+	const large = readTrace(LARGE);
+	const compacted = readTrace(COMPACTED);
 	const runs = () => ({
-		folds: run(simulateFolds(large as Trace, FOLD_EVERY, true)),
-		compactions: run(compactionInputs(compacted as Trace)),
-		planted: run(simulateFolds(planted(large as Trace), FOLD_EVERY, true)),
+		folds: run(simulateFolds(large, FOLD_EVERY, true)),
+		compactions: run(compactionInputs(compacted)),
+		planted: run(simulateFolds(planted(large), FOLD_EVERY, true)),
 	});
-	const first = haveTraces ? runs() : undefined;
+	const first = runs();
 
 	test("byte-identical output across two runs", () => {
 		const second = runs();
 		for (const key of ["folds", "compactions", "planted"] as const) {
-			expect(second[key].jsonl).toBe(first?.[key].jsonl as string);
-			expect(second[key].seed).toBe(first?.[key].seed as string);
+			expect(second[key].jsonl).toBe(first[key].jsonl);
+			expect(second[key].seed).toBe(first[key].seed);
 		}
 	});
 
 	test("matches the committed golden summary", () => {
 		const actual = {
 			foldEvery: FOLD_EVERY,
-			largeSessionFolds: summary(first?.folds as Run),
-			beforeCompactionCompactions: summary(first?.compactions as Run),
+			largeSessionFolds: summary(first.folds),
+			beforeCompactionCompactions: summary(first.compactions),
 		};
 		if (process.env.UPDATE_GOLDEN === "1") writeFileSync(GOLDEN, `${JSON.stringify(actual, null, "\t")}\n`);
 		expect(existsSync(GOLDEN), `${GOLDEN} is missing; run with UPDATE_GOLDEN=1 to create it`).toBe(true);
@@ -115,7 +103,7 @@ describe.skipIf(!haveTraces)("seed index over real traces", () => {
 	});
 
 	test("every record is valid and reads back unchanged", () => {
-		for (const r of [first?.folds, first?.compactions, first?.planted] as Run[]) {
+		for (const r of [first.folds, first.compactions, first.planted]) {
 			const read = parseSeedIndex(r.jsonl);
 			expect([read.invalid, read.truncatedTail]).toEqual([0, false]);
 			expect(read.records.map((x) => `${serializeSeedRecord(x)}\n`).join("")).toBe(r.jsonl);
@@ -124,9 +112,9 @@ describe.skipIf(!haveTraces)("seed index over real traces", () => {
 	});
 
 	test("no secret survives into the index or the seed", () => {
-		const p = first?.planted as Run;
+		const p = first.planted;
 		expect(p.records.reduce((n, r) => n + r.secrets, 0)).toBeGreaterThanOrEqual(Math.floor(373 / 25));
-		for (const text of [p.jsonl, p.seed, first?.folds.jsonl, first?.compactions.jsonl] as string[]) {
+		for (const text of [p.jsonl, p.seed, first.folds.jsonl, first.compactions.jsonl]) {
 			for (const value of PLANTED_VALUES) expect(text).not.toContain(value);
 			expect(containsSecret(text)).toBe(false);
 			// Independent of the redactor's own patterns: common key shapes, spelled out plainly.

@@ -9,7 +9,7 @@ import { ContextTracker } from "../../../src/core/session/context.ts";
 import { branchPath, parseSessionText } from "../../../src/core/session/entries.ts";
 import type { PiEntry, PiMessage } from "../../../src/core/session/view.ts";
 import { parseIsoTime } from "../../../src/store/session-file.ts";
-import { HAVE_TRACES, TRACE } from "../../helpers/traces.ts";
+import { TRACE } from "../../helpers/traces.ts";
 
 const T = "2025-01-01T00:00:00.000Z";
 const msg = (role: string, text: string, ts: number) => ({ role, content: [{ type: "text", text }], timestamp: ts });
@@ -99,7 +99,7 @@ describe("ContextTracker", () => {
 		["large-session.v3", TRACE.largeV3],
 		["before-compaction.v3", TRACE.compactV3],
 	] as const) {
-		test.skipIf(!HAVE_TRACES)(`${name}: before every response, the context equals Pi's buildSessionContext`, () => {
+		test(`${name}: before every response, the context equals Pi's buildSessionContext`, () => {
 			const parsed = parseSessionText(readFileSync(file, "utf8"));
 			const tracker = new ContextTracker(parseIsoTime);
 			const piEntries = parsed.entries as unknown as SessionEntry[];
@@ -116,7 +116,7 @@ describe("ContextTracker", () => {
 		});
 	}
 
-	test.skipIf(!HAVE_TRACES)("v1 and its v3 migration give the same contexts (ids aside)", () => {
+	test("v1 and its v3 migration give the same contexts (ids aside)", () => {
 		// Length plus the first and last message per request: the context only grows between compactions.
 		const strip = (ms: readonly PiMessage[]) => `${ms.length}|${JSON.stringify(ms[0])}|${JSON.stringify(ms.at(-1))}`;
 		for (const [v1, v3] of [

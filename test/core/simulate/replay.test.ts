@@ -12,7 +12,7 @@ import { replaySession } from "../../../src/core/simulate/replay.ts";
 import { billReplay } from "../../../src/core/simulate/summary.ts";
 import { sha256 } from "../../../src/store/hash.ts";
 import { parseIsoTime } from "../../../src/store/session-file.ts";
-import { HAVE_TRACES, TRACE, withFoldRecords } from "../../helpers/traces.ts";
+import { TRACE, withFoldRecords } from "../../helpers/traces.ts";
 
 const root = mkdtempSync(join(tmpdir(), "cf-replay-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -32,7 +32,7 @@ function replayOf(path: string) {
 }
 
 describe("replay", () => {
-	test.skipIf(!HAVE_TRACES)("a session recorded with context-fold replays to the very same layers", () => {
+	test("a session recorded with context-fold replays to the very same layers", () => {
 		const path = join(root, "recorded.jsonl");
 		const written = withFoldRecords(TRACE.compactV3, path);
 		const replay = replayOf(path);
@@ -43,7 +43,7 @@ describe("replay", () => {
 		expect(sim.summary.recorded).toMatchObject({ layers: written.layers, identicalLayers: written.layers });
 	});
 
-	test.skipIf(!HAVE_TRACES)("v1 and v3 of a trace replay to the same fold events and totals", () => {
+	test("v1 and v3 of a trace replay to the same fold events and totals", () => {
 		for (const [v1, v3] of [
 			[TRACE.largeV1, TRACE.largeV3],
 			[TRACE.compactV1, TRACE.compactV3],
@@ -54,7 +54,7 @@ describe("replay", () => {
 		}
 	});
 
-	test.skipIf(!HAVE_TRACES)("the traces: the ladder fires as documented, and the same way every time", () => {
+	test("the traces: the ladder fires as documented, and the same way every time", () => {
 		for (const path of [TRACE.largeV3, TRACE.compactV3]) {
 			const a = replayOf(path);
 			const b = replayOf(path);
@@ -78,7 +78,7 @@ describe("replay", () => {
 	});
 
 	// How fast it runs is measured by the benchmarks (npm run bench), never asserted in a test.
-	test.skipIf(!HAVE_TRACES)("a 484-request trace replays and bills every request", () => {
+	test("a 484-request trace replays and bills every request", () => {
 		const sim = billReplay(replayOf(TRACE.compactV3), billingModel("openai", "1h"));
 		expect(sim.rows).toHaveLength(484);
 	});
