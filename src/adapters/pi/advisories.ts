@@ -40,13 +40,14 @@ export function registerAdvisories(rt: Runtime): void {
 				};
 				if (m.provider !== model.provider || m.model !== model.id) continue;
 				if (m.stopReason === "error" || m.stopReason === "aborted") continue;
-				const t = typeof m.timestamp === "number" ? m.timestamp : null;
+				const t = typeof m.timestamp === "number" ? rt.clock.at(m.timestamp) : null;
 				if (t !== null) newest = Math.max(newest ?? t, t);
 				break;
 			}
 			if (e.type === "usage" && e.provider === model.provider && e.model === model.id) {
 				// Pi kept the cache warm: the clock restarts at the refresh, so no false expiry.
-				const t = Date.parse(String(e.timestamp));
+				const stamped = Date.parse(String(e.timestamp));
+				const t = Number.isFinite(stamped) ? rt.clock.at(stamped) : Number.NaN;
 				if (Number.isFinite(t)) newest = Math.max(newest ?? t, t);
 			}
 		}

@@ -18,7 +18,7 @@ const ASSUMPTIONS = [
 	"Cache: the longest common prefix with the previous turn request is read; the rest is written (Anthropic) or billed as input (OpenAI, Gemini). A gap between request start times longer than the lifetime (5 min; 1 h as a sensitivity) reads nothing. No minimum cacheable size, no 1024-token steps, one cache line per conversation.",
 	"Pi's compaction summary requests (and their turn-prefix companions) get a fixed 1,500-token summary; their prompt is billed as uncached input, plus 1,500 output tokens, and they do not touch the conversation's cache line.",
 	"Aborted and errored requests are billed like any request (prompt sent, recorded output, usually 0).",
-	"Pi and context-fold see replay-time clocks; only billing uses the recorded timestamps (so Pi's cache warming and context-fold's idle warnings never fire).",
+	"Billing uses the recorded timestamps, and so does context-fold's clock (`CONTEXTFOLD_TEST_CLOCK=replay`): in its hook for request k, now is the recorded start of request k, and each earlier reply carries its recorded start, so an idle gap is the gap the billing sees. Pi's own clock is replay time, so Pi's cache warming never fires; the idle warning's timer never runs out during a replay.",
 	"The floor masks with context-fold's own eligibility rules and digests, but for free: no rewrite cost, no compaction, no recall-tool declarations.",
 ];
 
