@@ -47,6 +47,8 @@ export interface ReplayOptions {
 	arm: ArmSpec;
 	billing: BillingModel;
 	bundle: string;
+	/** The model's context window (default: the headline's 200k). */
+	window?: number;
 	observe?: (messages: ChatMessage[], record: RequestRecord) => void;
 	/** Deadline for one user input's run. */
 	timeoutMs?: number;
@@ -69,7 +71,7 @@ export async function replayArm(o: ReplayOptions): Promise<ArmRun> {
 	});
 	const sandbox = createSandbox({
 		fakeUrl: model.url,
-		model: { contextWindow: WINDOW },
+		model: { contextWindow: o.window ?? WINDOW },
 		compaction: { enabled: o.arm.compaction, ...PI_COMPACTION },
 		env: o.arm.env,
 	});
