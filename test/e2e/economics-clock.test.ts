@@ -11,7 +11,7 @@ import { DEFAULTS } from "../bench/economics/arms.ts";
 import { billAll, billingModel, FIVE_MINUTES } from "../bench/economics/billing.ts";
 import { buildPlan } from "../bench/economics/plan.ts";
 import { checkServed, replayArm } from "../bench/economics/replay.ts";
-import { type TraceEntry, traceFromEntries } from "../bench/economics/trace-read.ts";
+import { TraceBuilder } from "../bench/economics/trace-builder.ts";
 import { ensureBundle } from "./cf.ts";
 
 const bundle = ensureBundle();
@@ -21,44 +21,24 @@ const MIN = 60_000;
 
 /** A four-prompt session: gaps of 30 min, 2 min and 7 min between prompts, and one aborted request. */
 function trace() {
-	const entries: TraceEntry[] = [{ type: "session", version: 3, id: "clock", timestamp: new Date(T0).toISOString() }];
-	let parent: string | null = null;
-	const add = (t: number, message: Record<string, unknown>) => {
-		const id = `e${entries.length}`;
-		entries.push({
-			type: "message",
-			id,
-			parentId: parent,
-			timestamp: new Date(t).toISOString(),
-			message: { ...message, timestamp: t } as TraceEntry["message"],
-		});
-		parent = id;
+	const b = new TraceBuilder(T0, "clock");
+	const output = `${Array.from({ length: 120 }, (_, i) => `line ${i} of a recorded tool output`).join("\n")}\n`;
+	const call = (t: number, id: string) => {
+		b.calls(t, [id], { usage: { output: 20 } });
+		b.result(t + 4000, id, output);
 	};
-	const text = (s: string) => [{ type: "text", text: s }];
-	const output = (n: number) =>
-		`${Array.from({ length: n }, (_, i) => `line ${i} of a recorded tool output`).join("\n")}\n`;
-	const call = (t: number, id: string, command: string) => {
-		add(t, {
-			role: "assistant",
-			content: [{ type: "toolCall", id, name: "bash", arguments: { command } }],
-			stopReason: "toolUse",
-			usage: { output: 20 },
-		});
-		add(t + 4000, { role: "toolResult", toolCallId: id, toolName: "bash", content: text(output(120)), isError: false });
-	};
-	const answer = (t: number, s: string) => add(t, { role: "assistant", content: text(s), stopReason: "stop" });
-	add(T0, { role: "user", content: text("first") });
-	call(T0 + 2000, "call_a", "ls");
-	call(T0 + 9000, "call_b", "cat a.txt");
-	answer(T0 + 15_000, "done one");
-	add(T0 + 30 * MIN, { role: "user", content: text("second") });
-	call(T0 + 30 * MIN + 3000, "call_c", "cat b.txt");
-	answer(T0 + 30 * MIN + 9000, "done two");
-	add(T0 + 32 * MIN, { role: "user", content: text("third") });
-	add(T0 + 32 * MIN + 2000, { role: "assistant", content: [], stopReason: "aborted" });
-	add(T0 + 39 * MIN, { role: "user", content: text("fourth") });
-	answer(T0 + 39 * MIN + 2000, "done four");
-	return traceFromEntries("clock", entries);
+	b.user(T0, "first");
+	call(T0 + 2000, "call_a");
+	call(T0 + 9000, "call_b");
+	b.answer(T0 + 15_000, "done one");
+	b.user(T0 + 30 * MIN, "second");
+	call(T0 + 30 * MIN + 3000, "call_c");
+	b.answer(T0 + 30 * MIN + 9000, "done two");
+	b.user(T0 + 32 * MIN, "third");
+	b.add(T0 + 32 * MIN + 2000, { role: "assistant", content: [], stopReason: "aborted" });
+	b.user(T0 + 39 * MIN, "fourth");
+	b.answer(T0 + 39 * MIN + 2000, "done four");
+	return b.build("clock");
 }
 
 describe("pi 1.6.0: the economics replay drives context-fold's clock", () => {

@@ -3,51 +3,34 @@
 import { describe, expect, test } from "bun:test";
 import { buildPlan } from "./plan.ts";
 import { countCalls, cutAfterCalls, cutAfterPrompts, cutName } from "./sessions.ts";
-import { type Trace, type TraceEntry, traceFromEntries } from "./trace-read.ts";
+import { TraceBuilder } from "./trace-builder.ts";
+import type { Trace } from "./trace-read.ts";
 import { listSharedTraces, loadTrace } from "./traces.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 
 /** Three prompts; the second run has a steer after its first batch and an aborted reply with calls. */
 function trace(): Trace {
-	const entries: TraceEntry[] = [{ type: "session", version: 3, id: "s", timestamp: new Date(T0).toISOString() }];
-	let parent: string | null = null;
-	const add = (message: Record<string, unknown>, type = "message") => {
-		const id = `e${entries.length}`;
-		const t = T0 + entries.length * 1000;
-		entries.push({
-			type,
-			id,
-			parentId: parent,
-			timestamp: new Date(t).toISOString(),
-			message: { ...message, timestamp: t } as TraceEntry["message"],
-		});
-		parent = id;
-	};
-	const text = (s: string) => [{ type: "text", text: s }];
-	const calls = (...ids: string[]) => ({
-		role: "assistant",
-		content: ids.map((id) => ({ type: "toolCall", id, name: "bash", arguments: { command: id } })),
-		stopReason: "toolUse",
-	});
-	const result = (id: string) => ({ role: "toolResult", toolCallId: id, toolName: "bash", content: text(`out ${id}`) });
-	add({ role: "user", content: text("one") }); // e1
-	add(calls("a1", "a2")); // e2
-	add(result("a1"));
-	add(result("a2"));
-	add({ role: "assistant", content: text("done one"), stopReason: "stop" }); // e5
-	add({ role: "user", content: text("two") }); // e6
-	add(calls("b1")); // e7
-	add(result("b1"));
-	add({ role: "user", content: text("a steer") }); // e9
-	add({ ...calls("x1", "x2", "x3"), stopReason: "aborted" }); // e10: never ran
-	add({ role: "user", content: text("three") }); // e11
-	add(calls("c1", "c2", "c3")); // e12
-	add(result("c1"));
-	add(result("c2"));
-	add(result("c3"));
-	add({ role: "assistant", content: text("done three"), stopReason: "stop" }); // e16
-	return traceFromEntries("t", entries, "t.jsonl");
+	const b = new TraceBuilder(T0, "s");
+	let t = T0;
+	const at = () => (t += 1000);
+	b.user(at(), "one"); // e1
+	b.calls(at(), ["a1", "a2"]); // e2
+	b.result(at(), "a1");
+	b.result(at(), "a2");
+	b.answer(at(), "done one"); // e5
+	b.user(at(), "two"); // e6
+	b.calls(at(), ["b1"]); // e7
+	b.result(at(), "b1");
+	b.user(at(), "a steer"); // e9
+	b.calls(at(), ["x1", "x2", "x3"], { stopReason: "aborted" }); // e10: never ran
+	b.user(at(), "three"); // e11
+	b.calls(at(), ["c1", "c2", "c3"]); // e12
+	b.result(at(), "c1");
+	b.result(at(), "c2");
+	b.result(at(), "c3");
+	b.answer(at(), "done three"); // e16
+	return b.build("t", "t.jsonl");
 }
 
 describe("cut sessions", () => {
