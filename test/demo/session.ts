@@ -4,6 +4,7 @@
  * tests, then to add a regression test, and finally to quote a line from the very first CI log,
  * which by then has been folded out of view (with context-fold) and must be recalled.
  */
+import { followUpSession } from "./followup-session.ts";
 import { integrationSession } from "./integration-session.ts";
 import {
 	type BugSite,
@@ -86,7 +87,12 @@ function bump(amount: string): string {
 	return `${whole}.${String((Number(cents) + 1) % 100).padStart(2, "0")}`;
 }
 
-export function generateSession(): DemoSession {
+export interface SessionOptions {
+	/** Add the clean-up phase after the demo's four (followup-session.ts): a longer session. */
+	followUp?: boolean;
+}
+
+export function generateSession(options: SessionOptions = {}): DemoSession {
 	const r = new Seeded(SEED);
 	const story = new Story(SEED ^ 0x1d5);
 	const modules = new Map<string, SourceModule>();
@@ -275,15 +281,9 @@ export function generateSession(): DemoSession {
 		`The build and the unit tests are green again, still on decimal-kit 3.0.0.\n\n- Added \`toDecimal()\` in \`src/money/decimal.ts\`: decimal-kit 3's \`Decimal.from\` returns \`undefined\` on bad input, and we want a loud failure.\n- Replaced \`round(scale)\` with \`toDecimalPlaces(scale, RoundingMode.HalfEven)\` and parsed values before \`Decimal.sum\` (${errors} type errors in ${MODULES.length} files).\n- Restored banker's rounding globally (3.0 defaults to HalfUp), which fixed the one-cent test failures in tax, credits and proration.\n- New tests for \`toDecimal\`.\n\nOne lint warning remains (an \`any\` in reports/summary.ts), unrelated to the upgrade.`,
 	);
 
-	integrationSession(story, r, {
-		modules,
-		suites,
-		startAt,
-		testRun,
-		buildRun,
-		lintRun,
-		diffStat: () => diffStat(story),
-	});
+	const context = { modules, suites, startAt, testRun, buildRun, lintRun, diffStat: () => diffStat(story) };
+	integrationSession(story, r, context);
+	if (options.followUp) followUpSession(story, context);
 	return {
 		files: story.files,
 		executables: story.executables(),

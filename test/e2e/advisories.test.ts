@@ -2,6 +2,7 @@
 // interval runs out while Pi sits idle), the observed-cold notice (once per streak), and the
 // optional send confirmation in the TUI.
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { bigOutputCommand, ensureBundle, scenarioPool } from "./cf.ts";
 import {
 	bash,
@@ -21,6 +22,7 @@ import {
 const TIMEOUT = 90_000;
 const HOUR = 3_600_000;
 const bundle = ensureBundle();
+const REPLAY_CLOCK = join(import.meta.dir, "fixtures/replay-clock.ts");
 const scenario = scenarioPool();
 const notifies = (events: readonly RpcEvent[], needle: string) =>
 	events.filter(
@@ -66,6 +68,45 @@ forEachPiVersion((version) => {
 				);
 				await later.close();
 				expect(notifies(later.events, "cache may have expired")).toHaveLength(1);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"the idle clock follows a replay clock (CONTEXTFOLD_TEST_CLOCK=replay): recorded gaps decide, not the wall clock",
+			async () => {
+				const s = await scenario({ model: { contextWindow: 200_000 }, compaction: { enabled: false } });
+				await carriedSession(s, version);
+				const replies = s.sandbox
+					.readSession(s.sandbox.latestSessionFile())
+					.filter((e) => e.type === "message" && e.message?.role === "assistant");
+				const stamped = Number(replies.at(-1)?.message?.timestamp);
+				expect(Number.isFinite(stamped)).toBe(true);
+				s.fake.setScript(replySequence([text("ok")]));
+				/** Resume with the last reply recorded at `recorded` and a delivery at `now` as Pi starts. */
+				const resume = async (recorded: number, now: number, env: Record<string, string>) => {
+					const rpc = await startRpc({
+						version,
+						sandbox: s.sandbox,
+						extensions: [REPLAY_CLOCK, bundle],
+						continue: true,
+						env: { CF_TEST_CLOCK_PAST: JSON.stringify([[stamped, recorded]]), CF_TEST_CLOCK_NOW: String(now), ...env },
+					});
+					s.defer(() => rpc.close());
+					await rpc.waitFor((e) => e.type === "extension_ui_request" && e.method === "setStatus");
+					await new Promise((r) => setTimeout(r, 800));
+					await rpc.close();
+					return notifies(rpc.events, "cache may have expired").length;
+				};
+				const replay = { CONTEXTFOLD_TEST_CLOCK: "replay" };
+				// Recorded ten hours before the wall clock, resumed two recorded hours later: expired. Read
+				// against Pi's own stamp, now() would be eight hours before the reply, and no warning.
+				expect(await resume(stamped - 10 * HOUR, stamped - 8 * HOUR, replay)).toBe(1);
+				// The same clock without the variable is never read: the wall clock has seconds of idle.
+				expect(await resume(stamped - 10 * HOUR, stamped - 8 * HOUR, {})).toBe(0);
+				// Recorded ten hours after the wall clock, resumed a recorded minute later: fresh. Read
+				// against Pi's own stamp, now() would be ten hours after the reply, and a warning.
+				expect(await resume(stamped + 10 * HOUR, stamped + 10 * HOUR + 60_000, replay)).toBe(0);
 			},
 			TIMEOUT,
 		);

@@ -120,12 +120,16 @@ export class IdleAdvisor {
 			const m = e.type === "message" ? e.message : undefined;
 			if (m?.role === "assistant") {
 				if (m.provider !== model.provider || m.model !== model.id || !isSuccessfulResponse(m)) continue;
-				if (typeof m.timestamp === "number") newest = Math.max(newest ?? m.timestamp, m.timestamp);
+				if (typeof m.timestamp === "number") {
+					const t = this.rt.clock.at(m.timestamp);
+					newest = Math.max(newest ?? t, t);
+				}
 				break;
 			}
 			if (e.type === "usage" && e.provider === model.provider && e.model === model.id) {
 				// Pi kept the cache warm: the clock restarts at the refresh, so no false expiry.
-				const t = Date.parse(String(e.timestamp));
+				const stamped = Date.parse(String(e.timestamp));
+				const t = Number.isFinite(stamped) ? this.rt.clock.at(stamped) : Number.NaN;
 				if (Number.isFinite(t)) newest = Math.max(newest ?? t, t);
 			}
 		}

@@ -12,6 +12,7 @@ import { sha256 } from "../../store/hash.ts";
 import { Ledger, LedgerError } from "../../store/ledger.ts";
 import { MemoryOriginals } from "../../store/originals.ts";
 import { loadSettings } from "../../store/settings-load.ts";
+import { type Clock, clockFrom } from "./clock.ts";
 import type { HookOutcome } from "./context-hook.ts";
 import { Notices } from "./notices.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
@@ -40,25 +41,23 @@ export class Runtime {
 	/** Extra footer flags owned by other modules (e.g. the compaction warning), by key. */
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
+	readonly clock: Clock;
 
 	constructor(
 		readonly pi: ExtensionAPI,
 		readonly env: NodeJS.ProcessEnv,
 	) {
 		this.resolved = loadSettings(env);
+		this.clock = clockFrom(env);
 	}
 
 	get settings() {
 		return this.resolved.settings;
 	}
 
-	/**
-	 * The clock advisories use. CONTEXTFOLD_TEST_CLOCK_OFFSET_MS shifts it, so tests can stand an
-	 * hour after a session's last response without waiting (a documented test seam).
-	 */
+	/** The clock for cache-lifetime reasoning (clock.ts: its test seams). */
 	now(): number {
-		const offset = Number(this.env.CONTEXTFOLD_TEST_CLOCK_OFFSET_MS ?? 0);
-		return Date.now() + (Number.isFinite(offset) ? offset : 0);
+		return this.clock.now();
 	}
 
 	/** What the next request would look like, planned but not committed. Null when it cannot be built. */

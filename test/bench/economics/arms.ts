@@ -78,3 +78,16 @@ export function sweepArms(): ArmSpec[] {
 export function allArms(quick: boolean): ArmSpec[] {
 	return quick ? [RAW, NATIVE, DEFAULTS] : [RAW, NATIVE, DEFAULTS, COMPACT_NATIVE, ...sweepArms()];
 }
+
+/**
+ * Which sessions the fold-at × fold-step sweep replays: every one; the default, every session but the
+ * cut ones (they replay the recorded traces' first prompts, and would double the benchmark's time);
+ * or none.
+ */
+export type SweepScope = "all" | "default" | "none";
+
+export function armsFor(kind: "recorded" | "cut" | "generated", quick: boolean, sweep: SweepScope): ArmSpec[] {
+	if (quick) return allArms(true);
+	const swept = sweep === "all" || (sweep === "default" && kind !== "cut");
+	return swept ? allArms(false) : [RAW, NATIVE, DEFAULTS, COMPACT_NATIVE];
+}

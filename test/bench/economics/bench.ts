@@ -12,17 +12,17 @@ import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { ensureBundle, REPO } from "../../e2e/cf.ts";
 import { NODE_BIN } from "../../e2e/harness/pi-env.ts";
 import { traceFixture } from "../../helpers/traces.ts";
-import { type ArmSpec, allArms, DEFAULTS, NATIVE, PI_COMPACTION, RAW, WINDOW } from "./arms.ts";
+import { type ArmSpec, allArms, armsFor, DEFAULTS, NATIVE, PI_COMPACTION, RAW, type SweepScope } from "./arms.ts";
 import { type BillingModel, billingModel, FIVE_MINUTES, ONE_HOUR, SUMMARY_TOKENS } from "./billing.ts";
-import { DEMO_NAME, generatedTrace, REQUEST_SECONDS, THINK_MINUTES } from "./demo-trace.ts";
+import { REQUEST_SECONDS, THINK_MINUTES } from "./demo-trace.ts";
 import { FloorTracker } from "./floor.ts";
 import { type GapBreakdown, gapToFloor } from "./gap.ts";
 import { type ArmResult, type ArmTotals, measureFloor, measureRun } from "./metrics.ts";
 import { buildPlan, type ReplayPlan, type TraceFeatures } from "./plan.ts";
 import { type ArmRun, PI_VERSION, replayArm } from "./replay.ts";
+import { type BenchSession, benchSessions, countCalls, HEADLINE_WINDOW, type SessionKind } from "./sessions.ts";
 import { type SimulateAgreement, simulateTrace } from "./simulate-agreement.ts";
-import { sha256Of, type Trace } from "./trace-read.ts";
-import { listRecordedTraces, loadTrace } from "./traces.ts";
+import { sha256Of } from "./trace-read.ts";
 import { writeTraceFiles } from "./write-files.ts";
 
 export const OUT_DIR = join(REPO, "docs/bench");
@@ -30,8 +30,10 @@ export const SENSITIVITY_CPT = 3.3;
 
 export interface EconomicsOptions {
 	quick: boolean;
-	/** Only traces whose name contains this. */
+	/** Only sessions whose name contains one of these comma-separated words. */
 	trace?: string;
+	/** Which sessions the fold-at × fold-step sweep covers (arms.ts). */
+	sweep: SweepScope;
 	/** Extra per-million prices, billed as a sensitivity run beside the headline. */
 	customPrices?: Prices;
 	jobs: number;
@@ -41,6 +43,16 @@ export interface EconomicsOptions {
 
 export interface TraceResult {
 	name: string;
+	/** recorded (a whole trace), cut (a recorded trace's first prompts) or generated. */
+	kind: SessionKind;
+	/** How it was made. */
+	origin: string;
+	/** The model's context window in its replays, and context-fold's default budget in it. */
+	window: number;
+	budget: number;
+	/** Tool calls executed, and the characters / 4 of their recorded results (for "~1.7k tokens each"). */
+	toolCalls: number;
+	resultTokens: number;
 	path: string;
 	format: string;
 	sha256: string;
@@ -82,6 +94,7 @@ export interface EconomicsResult {
 	headline: string;
 	sensitivities: string[];
 	traces: TraceResult[];
+	sweep: SweepScope;
 	arms: Array<{ id: string; label: string; kind: string; env: string }>;
 	wallMs: number;
 }
@@ -100,6 +113,7 @@ export interface FoldEvent {
 
 interface Job {
 	trace: string;
+	window: number;
 	plan: ReplayPlan;
 	arm: ArmSpec;
 	charsPerToken: number;
@@ -120,39 +134,34 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		...(o.customPrices ? [billingModel(o.customPrices, { name: "custom prices, 5 min" })] : []),
 	];
 
-	const recorded = listRecordedTraces();
-	o.log(`[economics] ${recorded.note}`);
-	const traces: Trace[] = [];
-	for (const source of recorded.sources) if (!o.trace || source.name.includes(o.trace)) traces.push(loadTrace(source));
-	if (o.quick && traces.length > 1) traces.splice(1);
-	if (!o.quick || traces.length === 0) {
-		if (!o.trace || DEMO_NAME.includes(o.trace)) {
-			o.log("[economics] recording the generated session through Pi (CONTEXTFOLD=0)…");
-			traces.push(await generatedTrace(bundle));
-		}
+	const set = await benchSessions({ filter: o.trace, quick: o.quick, bundle, log: o.log });
+	o.log(`[economics] ${set.note}`);
+	const sessions: BenchSession[] = set.sessions;
+	for (const { trace: t, window } of sessions) {
+		o.log(`[economics] session ${t.name} (${window / 1000}k window): ${t.path} (${t.format}, sha256 ${t.sha256})`);
 	}
-
-	for (const t of traces) o.log(`[economics] trace ${t.name}: ${t.path} (${t.format}, sha256 ${t.sha256})`);
-	const plans = new Map(traces.map((t) => [t.name, buildPlan(t)]));
-	const arms = allArms(o.quick);
+	const plans = new Map(sessions.map((s) => [s.trace.name, buildPlan(s.trace)]));
 	const jobs: Job[] = [];
-	for (const t of traces) {
+	for (const { trace: t, window, kind } of sessions) {
 		const plan = plans.get(t.name) as ReplayPlan;
-		for (const arm of arms) {
+		for (const arm of armsFor(kind, o.quick, o.sweep)) {
 			jobs.push({
 				trace: t.name,
+				window,
 				plan,
 				arm,
 				charsPerToken: 4,
-				...(arm.id === RAW.id && { floor: new FloorTracker() }),
+				...(arm.id === RAW.id && { floor: new FloorTracker(window) }),
 			});
 		}
 		if (!o.quick) {
-			for (const arm of [NATIVE, DEFAULTS]) jobs.push({ trace: t.name, plan, arm, charsPerToken: SENSITIVITY_CPT });
+			for (const arm of [NATIVE, DEFAULTS]) {
+				jobs.push({ trace: t.name, window, plan, arm, charsPerToken: SENSITIVITY_CPT });
+			}
 		}
 	}
 	o.log(
-		`[economics] ${jobs.length} replays (${traces.length} traces × ${arms.length} arms${o.quick ? "" : " + sensitivity"}), ${o.jobs} at a time`,
+		`[economics] ${jobs.length} replays (${sessions.length} sessions, sweep: ${o.quick ? "none" : o.sweep}${o.quick ? "" : ", + sensitivity"}), ${o.jobs} at a time`,
 	);
 	const runs = new Map<Job, ArmRun>();
 	await pool(jobs, o.jobs, async (job) => {
@@ -162,6 +171,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			arm: job.arm,
 			billing: model,
 			bundle,
+			window: job.window,
 			...(job.floor && { observe: job.floor.observe.bind(job.floor) }),
 		});
 		runs.set(job, run);
@@ -175,8 +185,9 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 	const outDir = o.quick ? mkdtempSync(join(tmpdir(), "cf-econ-quick-")) : OUT_DIR;
 	mkdirSync(outDir, { recursive: true });
 	const results: TraceResult[] = [];
-	for (const t of traces) {
+	for (const { trace: t, window, kind, origin } of sessions) {
 		const plan = plans.get(t.name) as ReplayPlan;
+		const budget = budgetTokens(window);
 		const mine = jobs.filter((j) => j.trace === t.name);
 		const at4 = mine.filter((j) => j.charsPerToken === 4);
 		const floorJob = at4.find((j) => j.floor !== undefined);
@@ -210,10 +221,10 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		const gap = def && floor ? gapToFloor(def, floor, overhead?.tokens ?? 0, headline) : null;
 		const defRun = runOf(DEFAULTS.id);
 		const floorPrompt = new Map((floor?.rows ?? []).map((row) => [row.k, row.prompt]));
-		const over = (def?.rows ?? []).filter((row) => row.kind !== "summary" && row.prompt > budgetTokens());
+		const over = (def?.rows ?? []).filter((row) => row.kind !== "summary" && row.prompt > budget);
 		const overBudget = {
 			requests: over.length,
-			floorUnder: over.filter((row) => (floorPrompt.get(row.k) ?? Number.POSITIVE_INFINITY) <= budgetTokens()).length,
+			floorUnder: over.filter((row) => (floorPrompt.get(row.k) ?? Number.POSITIVE_INFINITY) <= budget).length,
 		};
 		const folds: FoldEvent[] = (def?.rows ?? [])
 			.filter((row) => row.foldEvent)
@@ -233,13 +244,22 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		const problems = [...mine.flatMap((j) => (runs.get(j)?.problems ?? []).map((p) => `${j.arm.id}: ${p}`))];
 		if (floorJob?.floor) problems.push(...floorJob.floor.problems.map((p) => `floor: ${p}`));
 		const files = writeTraceFiles(outDir, t.name, main, {
-			budget: budgetTokens(),
-			threshold: WINDOW - PI_COMPACTION.reserveTokens,
-			window: WINDOW,
+			budget,
+			threshold: window - PI_COMPACTION.reserveTokens,
+			window,
 		});
 		results.push({
 			name: t.name,
-			path: t.path.startsWith("(generated)") ? t.path : traceFixture(t.path),
+			kind,
+			origin,
+			window,
+			toolCalls: countCalls(t),
+			resultTokens: Object.values(plan.tools.results).reduce(
+				(n, r) => n + Math.ceil(JSON.stringify(r.content).length / 4),
+				0,
+			),
+			budget,
+			path: shownPath(t.path),
 			format: t.format,
 			sha256: t.sha256,
 			bytes: t.bytes,
@@ -256,7 +276,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			folds,
 			overBudget,
 			lazyTools: lazyTools(def?.rows ?? [], overhead?.tokens ?? 0, headline),
-			simulate: simulateTrace(t, fixedPromptTokens(runOf(NATIVE.id), headline.charsPerToken)),
+			simulate: simulateTrace(t, fixedPromptTokens(runOf(NATIVE.id), headline.charsPerToken), window),
 			problems,
 			files: { csv: relative(REPO, files.csv), svg: relative(REPO, files.svg) },
 		});
@@ -266,11 +286,12 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		quick: o.quick,
 		versions: versions(bundle),
 		settings: settingsFacts(),
-		traceNote: recorded.note,
+		traceNote: set.note,
 		headline: headline.name,
 		sensitivities: [...sensitivities.map((s) => s.name), `Anthropic, 5 min, chars/${SENSITIVITY_CPT} (re-run)`],
 		traces: results,
-		arms: arms.map((a) => ({
+		sweep: o.quick ? "none" : o.sweep,
+		arms: allArms(o.quick).map((a) => ({
 			id: a.id,
 			label: a.label,
 			kind: a.kind,
@@ -299,8 +320,9 @@ function lazyTools(
 	return { before: before.length, saved, extra };
 }
 
-export function budgetTokens(): number {
-	const byFraction = DEFAULT_SETTINGS.budgetFraction * WINDOW;
+/** context-fold's default budget in a window. */
+export function budgetTokens(window: number = HEADLINE_WINDOW): number {
+	const byFraction = DEFAULT_SETTINGS.budgetFraction * window;
 	return Math.floor(
 		DEFAULT_SETTINGS.budgetCap === null ? byFraction : Math.min(DEFAULT_SETTINGS.budgetCap, byFraction),
 	);
@@ -333,13 +355,13 @@ function overheadOf(
 
 function settingsFacts(): Record<string, string> {
 	return {
-		"context window": `${WINDOW.toLocaleString("en-US")} tokens`,
+		"context window": `${HEADLINE_WINDOW.toLocaleString("en-US")} tokens unless the session says otherwise (its window is in the table of sessions)`,
 		"Pi compaction (native arm)": `reserve ${PI_COMPACTION.reserveTokens.toLocaleString("en-US")}, keep ${PI_COMPACTION.keepRecentTokens.toLocaleString("en-US")}`,
 		"summary requests": `fixed ${SUMMARY_TOKENS.toLocaleString("en-US")}-token summary; prompt billed as uncached input, plus ${SUMMARY_TOKENS.toLocaleString("en-US")} output tokens`,
 		tokens: "serialized request characters / 4 (sensitivity: / 3.3, re-run)",
 		"headline prices": `Anthropic preset, $/M: input ${PRICE_PRESETS.anthropic.input}, output ${PRICE_PRESETS.anthropic.output}, cache read ${PRICE_PRESETS.anthropic.cacheRead}, cache write ${PRICE_PRESETS.anthropic.cacheWrite}`,
 		"cache lifetime": "5 minutes between request start times recorded in the trace (1 hour as a sensitivity)",
-		"context-fold defaults": `FOLD_AT ${DEFAULT_SETTINGS.foldAt}, FOLD_STEP ${DEFAULT_SETTINGS.foldStep}, budget ${budgetTokens().toLocaleString("en-US")}, tail ${DEFAULT_SETTINGS.tail.toLocaleString("en-US")}, COMPACT ${DEFAULT_SETTINGS.compact}`,
+		"context-fold defaults": `FOLD_AT ${DEFAULT_SETTINGS.foldAt}, FOLD_STEP ${DEFAULT_SETTINGS.foldStep}, budget ${budgetTokens().toLocaleString("en-US")} in a 200k window (${budgetTokens(100_000).toLocaleString("en-US")} in 100k), tail ${DEFAULT_SETTINGS.tail.toLocaleString("en-US")}, COMPACT ${DEFAULT_SETTINGS.compact}`,
 		"generated session timing": `${REQUEST_SECONDS} s per request, ${THINK_MINUTES} min before each prompt after the first`,
 	};
 }
@@ -372,4 +394,11 @@ async function pool<T>(items: readonly T[], size: number, work: (item: T) => Pro
 		}
 	};
 	await Promise.all(Array.from({ length: Math.max(1, size) }, worker));
+}
+
+/** Where a session came from, as the report shows it: a recorded trace by its vendored fixture (and its cut). */
+function shownPath(path: string): string {
+	if (path.startsWith("(generated)")) return path;
+	const [file = path, ...cut] = path.split(", ");
+	return [traceFixture(file), ...cut].join(", ");
 }

@@ -1,8 +1,12 @@
 /**
  * The project's own generated session as a trace. test/demo generates a long deterministic coding
  * session and plays it through real Pi (tools really run, in a sandbox, against replay shims); here it
- * is played once without folding (CONTEXTFOLD=0) and the session file Pi wrote becomes a trace like
- * the recorded ones. Its timestamps are those of a 6-second offline run, so it is re-timed
+ * is played once without folding (CONTEXTFOLD=0), with the demo's optional fifth phase (136 tool
+ * calls in all), and the session file Pi wrote becomes a trace like the recorded ones. It is recorded
+ * in the 200k window it is replayed in, so Pi compacts once during the fifth phase, as a recorded
+ * session would show (every arm of the benchmark skips that entry and compacts on its own; simulate's
+ * no-folding side keeps it). The shorter generated sessions are cuts of it (sessions.ts), all before
+ * that compaction: the first four phases are exactly the session `npm run demo` plays. Its timestamps are those of a 6-second offline run, so it is re-timed
  * deterministically: 20 s per model request, plus 6 minutes of user think time before every prompt
  * after the first (longer than the 5-minute cache lifetime, shorter than 1 hour). What varies between
  * recordings (entry ids, the sandbox path, response ids, durations) is normalized, so the trace, and
@@ -12,6 +16,8 @@ import type { Trace, TraceEntry } from "./trace-read.ts";
 import { traceFromEntries } from "./trace-read.ts";
 
 export const DEMO_NAME = "generated-demo";
+export const LONG_NAME = "generated-long";
+const RECORD_WINDOW = 200_000;
 export const REQUEST_SECONDS = 20;
 export const THINK_MINUTES = 6;
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
@@ -19,10 +25,10 @@ const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
 export async function generatedTrace(bundle: string): Promise<Trace> {
 	const { generateSession } = await import("../../demo/session.ts");
 	const { runArm } = await import("../../demo/arm.ts");
-	const session = generateSession();
-	const arm = await runArm({ session, bundle, version: "1.6.0", window: 200_000, fold: false });
+	const session = generateSession({ followUp: true });
+	const arm = await runArm({ session, bundle, version: "1.6.0", window: RECORD_WINDOW, fold: false });
 	if (arm.problems.length > 0) throw new Error(`generated session: ${arm.problems.join("; ")}`);
-	return traceFromEntries(DEMO_NAME, retime(normalize(arm.entries as TraceEntry[])));
+	return traceFromEntries(LONG_NAME, retime(normalize(arm.entries as TraceEntry[])));
 }
 
 export const DEMO_CWD = "/home/dev/ledgerline";

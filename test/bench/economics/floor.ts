@@ -53,8 +53,8 @@ export class FloorTracker {
 	private maskedTokens = 0;
 	private previousCount = 0;
 
-	constructor() {
-		this.tail = ladderGeometry(DEFAULT_SETTINGS, WINDOW, true)?.tail ?? DEFAULT_SETTINGS.tail;
+	constructor(window = WINDOW) {
+		this.tail = ladderGeometry(DEFAULT_SETTINGS, window, true)?.tail ?? DEFAULT_SETTINGS.tail;
 	}
 
 	observe(messages: ChatMessage[], record: RequestRecord): void {

@@ -47,9 +47,14 @@ export interface ReplayOptions {
 	arm: ArmSpec;
 	billing: BillingModel;
 	bundle: string;
+	/** The model's context window (default: the headline's 200k). */
+	window?: number;
 	observe?: (messages: ChatMessage[], record: RequestRecord) => void;
 	/** Deadline for one user input's run. */
 	timeoutMs?: number;
+	/** More extensions, loaded after the arm's, and environment for Pi (tests: a probe of the replay clock). */
+	extensions?: string[];
+	env?: Record<string, string>;
 }
 
 export async function replayArm(o: ReplayOptions): Promise<ArmRun> {
@@ -66,7 +71,7 @@ export async function replayArm(o: ReplayOptions): Promise<ArmRun> {
 	});
 	const sandbox = createSandbox({
 		fakeUrl: model.url,
-		model: { contextWindow: WINDOW },
+		model: { contextWindow: o.window ?? WINDOW },
 		compaction: { enabled: o.arm.compaction, ...PI_COMPACTION },
 		env: o.arm.env,
 	});
@@ -79,8 +84,9 @@ export async function replayArm(o: ReplayOptions): Promise<ArmRun> {
 		rpc = await startRpc({
 			version: PI_VERSION,
 			sandbox,
-			extensions: [REPLAY_EXTENSION, ...(o.arm.contextFold ? [o.bundle] : [])],
-			env: { CF_ECON_PLAN: planPath, CF_ECON_LOG: logPath },
+			extensions: [REPLAY_EXTENSION, ...(o.arm.contextFold ? [o.bundle] : []), ...(o.extensions ?? [])],
+			// context-fold's clock follows the recording (replay-clock.ts), as the billing does.
+			env: { ...o.env, CF_ECON_PLAN: planPath, CF_ECON_LOG: logPath, CONTEXTFOLD_TEST_CLOCK: "replay" },
 			timeoutMs: o.timeoutMs ?? 300_000,
 		});
 		const state = await rpc.getState();
@@ -149,15 +155,24 @@ export function sessionFacts(entries: SessionEntry[]): Pick<ArmRun, "compactions
 	return { compactions, layers, unfolds };
 }
 
-/** Every recorded result and `!` run was served by the replay tools, and nothing else was asked for. */
-function checkServed(plan: ReplayPlan, log: string): string[] {
+/**
+ * Every recorded result and `!` run was served by the replay tools, and nothing else was asked for;
+ * and the replay clock counted the `context` events as the model counted the requests (0, 1, 2, …).
+ */
+export function checkServed(plan: ReplayPlan, log: string): string[] {
 	const problems: string[] = [];
 	const served = new Set<string>();
 	let bash = 0;
+	let contexts = 0;
 	for (const line of log.split("\n")) {
 		if (!line) continue;
-		const r = JSON.parse(line) as { call?: string; bash?: string; served: boolean };
-		if (r.call !== undefined) {
+		const r = JSON.parse(line) as { call?: string; bash?: string; served: boolean; context?: number };
+		if (r.context !== undefined) {
+			if (r.context !== contexts) {
+				problems.push(`replay clock: context event ${contexts} was counted as request ${r.context}`);
+			}
+			contexts++;
+		} else if (r.call !== undefined) {
 			served.add(r.call);
 			if (!r.served && !plan.tools.terminate.includes(r.call)) problems.push(`call ${r.call} has no recorded result`);
 		} else {
@@ -167,5 +182,8 @@ function checkServed(plan: ReplayPlan, log: string): string[] {
 	}
 	for (const id of Object.keys(plan.tools.results)) if (!served.has(id)) problems.push(`result ${id} never served`);
 	if (bash !== plan.tools.bash.length) problems.push(`served ${bash} of ${plan.tools.bash.length} bash runs`);
+	if (contexts !== plan.replies.length) {
+		problems.push(`replay clock: ${contexts} context events for ${plan.replies.length} recorded requests`);
+	}
 	return problems;
 }

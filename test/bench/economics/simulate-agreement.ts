@@ -1,7 +1,7 @@
 /**
  * `context-fold simulate` against this harness: the CLI's offline replay (the core's replaySession
  * and billReplay, the code the command runs) on the same trace, under the headline billing
- * (Anthropic, 5 minutes, chars/4, 200k window, context-fold's defaults). Its no-folding arm is the
+ * (Anthropic, 5 minutes, chars/4, the session's window, context-fold's defaults). Its no-folding arm is the
  * recording as it happened; its folded arm re-decides Pi's compaction on the folded context. They are
  * compared with the harness's `native` and `cf-default` arms.
  */
@@ -37,16 +37,16 @@ export interface SimulateAgreement {
  * given to simulate as `--overhead` would be: by default simulate measures it from the recording's
  * first reported prompt, in the provider's tokens, which is not what the harness bills.
  */
-export function simulateTrace(t: Trace, overhead: number | undefined): SimulateAgreement {
+export function simulateTrace(t: Trace, overhead: number | undefined, window = WINDOW): SimulateAgreement {
 	const started = performance.now();
-	// A file on disk is read the way the CLI reads it; the generated session is already v3 in memory.
-	const entries: PiEntry[] = t.path.startsWith("(generated)")
-		? (t.entries as unknown as PiEntry[])
-		: branchPath(parseSessionText(readFileSync(t.path, "utf8")).entries);
+	// A file on disk is read the way the CLI reads it; a generated or cut session is already in memory.
+	const entries: PiEntry[] = t.fromFile
+		? branchPath(parseSessionText(readFileSync(t.path, "utf8")).entries)
+		: (t.entries as unknown as PiEntry[]);
 	const replay = replaySession({
 		entries,
 		settings: DEFAULT_SETTINGS,
-		windowFor: () => WINDOW,
+		windowFor: () => window,
 		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: t.path,

@@ -47,6 +47,8 @@ export interface Trace {
 	malformedLines: number;
 	/** Entries in the file that are not on the active branch (v3 trees with abandoned branches). */
 	offBranch: number;
+	/** Read whole from `path` (false: built in memory, e.g. generated or cut from another trace). */
+	fromFile: boolean;
 }
 
 export function sha256Of(bytes: Buffer | string): string {
@@ -71,11 +73,15 @@ export function readTrace(path: string, name = basename(path).replace(/\.jsonl$/
 		entries,
 		malformedLines: parsed.malformed,
 		offBranch: body.length - entries.length,
+		fromFile: true,
 	};
 }
 
-/** Builds a trace from entries already in memory (the generated session), with the checksum of their JSONL. */
-export function traceFromEntries(name: string, entries: TraceEntry[]): Trace {
+/**
+ * Builds a trace from entries already in memory (a generated session, or a cut of another trace),
+ * with the checksum of their JSONL. `path` says where it came from, for the report.
+ */
+export function traceFromEntries(name: string, entries: TraceEntry[], path = `(generated) ${name}`): Trace {
 	const text = `${entries.map((e) => JSON.stringify(e)).join("\n")}\n`;
 	const header = entries[0]?.type === "session" ? entries[0] : undefined;
 	const body = header ? entries.slice(1) : entries;
@@ -83,7 +89,7 @@ export function traceFromEntries(name: string, entries: TraceEntry[]): Trace {
 	const branch = hasIds ? activeBranch(body) : body;
 	return {
 		name,
-		path: `(generated) ${name}`,
+		path,
 		sha256: sha256Of(text),
 		bytes: Buffer.byteLength(text),
 		format: `v${typeof header?.version === "number" ? header.version : 1}`,
@@ -91,6 +97,7 @@ export function traceFromEntries(name: string, entries: TraceEntry[]): Trace {
 		entries: branch,
 		malformedLines: 0,
 		offBranch: body.length - branch.length,
+		fromFile: false,
 	};
 }
 
