@@ -1,8 +1,3 @@
-/** Plain-string formatting for CLI output: sizes, money, ages, aligned tables, shell quoting. */
-import { groupDigits } from "../core/tokens.ts";
-
-export { formatTokens, groupDigits } from "../core/tokens.ts";
-
 export function formatBytes(n: number): string {
 	if (n < 1024) return `${n} B`;
 	if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
@@ -21,10 +16,6 @@ export function formatAge(ms: number, now: number): string {
 	if (s < 90 * 60) return `${Math.round(s / 60)} min ago`;
 	if (s < 36 * 3600) return `${Math.round(s / 3600)} h ago`;
 	return `${Math.round(s / 86400)} days ago`;
-}
-
-export function formatCount(n: number): string {
-	return groupDigits(n);
 }
 
 export interface Column {

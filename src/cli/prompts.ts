@@ -29,10 +29,8 @@ export interface Prompts {
 	outro(message: string): void;
 	note(message: string, title?: string): void;
 	info(message: string): void;
-	warn(message: string): void;
 	/** An error shown inside the prompt frame (the menu goes on after it). */
 	error(message: string): void;
-	cancelled(message: string): void;
 	select<T>(message: string, choices: ReadonlyArray<Choice<T>>, maxItems?: number): Promise<T>;
 	text(
 		message: string,
@@ -63,9 +61,7 @@ export async function clackPrompts(io: CliIo): Promise<Prompts> {
 		outro: (message) => clack.outro(message, { output: io.stdout }),
 		note: (message, title) => clack.note(message, title, { output: io.stdout }),
 		info: (message) => clack.log.info(message, { output: io.stdout }),
-		warn: (message) => clack.log.warn(message, { output: io.stdout }),
 		error: (message) => clack.log.error(message, { output: io.stdout }),
-		cancelled: (message) => clack.cancel(message, { output: io.stdout }),
 		async select(message, choices, maxItems) {
 			const options = choices.map((c) => ({
 				value: c.value,

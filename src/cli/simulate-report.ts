@@ -6,8 +6,9 @@ import type { PriceSchedule, Prices } from "../core/accounting.ts";
 import type { BilledRequest } from "../core/billing.ts";
 import type { CostCheck, ModelPrices } from "../core/simulate/pricing.ts";
 import type { ArmTotals, ImpossibleBaseline, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
-import { formatDollars } from "../core/wording.ts";
-import { formatPct, groupDigits, renderTable } from "./format.ts";
+import { groupDigits } from "../core/tokens.ts";
+import { formatDollars, plural } from "../core/wording.ts";
+import { formatPct, renderTable } from "./format.ts";
 import { MARK_WORDS } from "./simulate-chart.ts";
 
 /** A model's prices as resolved for this session, and how many requests went to it. */
@@ -72,7 +73,9 @@ export function events(r: SimulatedRow): string {
 	const out: string[] = [];
 	const f = r.request.fold;
 	if (f !== null)
-		out.push(`fold #${f.seq} ${f.reason} (${f.blocks} blocks, ~${groupDigits(f.usageBefore - f.usageAfter)} tok)`);
+		out.push(
+			`fold #${f.seq} ${f.reason} (${plural(f.blocks, "block")}, ~${groupDigits(f.usageBefore - f.usageAfter)} tok)`,
+		);
 	if (r.request.compacted) out.push(MARK_WORDS.compaction);
 	if (r.request.armCompacted) out.push(MARK_WORDS["arm-compaction"]);
 	if (r.request.state === "floor") out.push("floor");
@@ -107,7 +110,7 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		`  ${summary.requests} requests (${summary.billed} with usage) · model ${s.model} · window ${groupDigits(s.window)} (${s.windowSource})`,
 		...renderPrices(s.prices, o),
 		`  cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)}), +${groupDigits(summary.overhead.extension)} with context-fold's tools`,
-		`  fold events: ${summary.foldEvents} (${summary.foldedBlocks} blocks)${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
+		`  fold events: ${summary.foldEvents} (${plural(summary.foldedBlocks, "block")})${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
 		...(summary.impossibleBaseline === null
 			? []
 			: wrap(`warning: ${impossibleWords(summary.impossibleBaseline)}`, 96, "  ", "           ")),
@@ -200,7 +203,7 @@ function wrap(text: string, width: number, first: string, rest: string): string[
 	return out;
 }
 
-function plural(n: number, word: string): string {
+function _plural(n: number, word: string): string {
 	return `${groupDigits(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
@@ -228,7 +231,7 @@ export function renderTotals(sessions: readonly SimulatedSession[]): string {
 		});
 	const b = add((s) => s.simulation.summary.baseline);
 	const f = add((s) => s.simulation.summary.folded);
-	return `all ${sessions.length} sessions: prompt tokens ${groupDigits(b.prompt)} -> ${groupDigits(f.prompt)} (${delta(b.prompt, f.prompt)}), est. cost ${formatDollars(b.cost)} -> ${formatDollars(f.cost)} (${delta(b.cost, f.cost)})`;
+	return `${sessions.length === 2 ? "both" : `all ${sessions.length}`} sessions: prompt tokens ${groupDigits(b.prompt)} -> ${groupDigits(f.prompt)} (${delta(b.prompt, f.prompt)}), est. cost ${formatDollars(b.cost)} -> ${formatDollars(f.cost)} (${delta(b.cost, f.cost)})`;
 }
 
 /** The stable JSON document. Field names and meanings only ever grow; a breaking change bumps @1. */

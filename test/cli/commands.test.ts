@@ -229,7 +229,7 @@ describe("with the traces in an agent directory", () => {
 		expect(r.stdout).toContain(`fold events: ${n} (`);
 		expect(r.stdout).toContain(`· recorded by the extension: ${n}, identical in the replay: ${n}`);
 		expect(r.stdout).toMatch(
-			/\nall 2 sessions: prompt tokens [\d,]+ -> [\d,]+ \(-\d+\.\d%\), est\. cost \$\d+\.\d\d -> \$\d+\.\d\d/,
+			/\nboth sessions: prompt tokens [\d,]+ -> [\d,]+ \(-\d+\.\d%\), est\. cost \$\d+\.\d\d -> \$\d+\.\d\d/,
 		);
 	});
 

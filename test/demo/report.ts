@@ -175,7 +175,7 @@ export function renderReport(r: Report): string {
 		`  Every request with context-fold carries ~${tok(r.overhead)} tokens more from the start: the definitions and`,
 		"  guidelines of its recall_folded and unfold tools. Fold events trade a cache write (the rewritten",
 		"  suffix) for every later request reading a much shorter prefix.",
-		`  Pi's own compaction ran ${r.compactions.with} time(s) with context-fold and ${r.compactions.without} time(s) without.`,
+		`  Pi's own compaction ran ${times(r.compactions.with)} with context-fold and ${times(r.compactions.without)} without.`,
 		"",
 		`Recall check: ${r.recall.ok ? "PASS" : "FAIL"}`,
 		`  buried in      the first tool output (gh run view 4812 --log-failed), line ${r.recall.lineNumber}`,
@@ -202,4 +202,8 @@ export function renderReport(r: Report): string {
 		`Result: ${ok ? "PASS" : "FAIL"}. Wall time ${(r.ms.wall / 1000).toFixed(1)} s (both runs in parallel: ${(r.ms.with / 1000).toFixed(1)} s with, ${(r.ms.without / 1000).toFixed(1)} s without).`,
 	];
 	return `${lines.join("\n")}\n`;
+}
+
+function times(n: number): string {
+	return n === 0 ? "no times" : n === 1 ? "once" : n === 2 ? "twice" : `${n} times`;
 }

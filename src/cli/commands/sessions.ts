@@ -4,13 +4,14 @@
  * not sent, and their value at the provider preset's cache-read price, net of re-writes.
  */
 import { BranchReplay } from "../../core/session/branch-state.ts";
+import { formatTokens, groupDigits } from "../../core/tokens.ts";
 import { formatDollars, plural } from "../../core/wording.ts";
 import { type ModelsFile, readModelsFile } from "../../store/models-file.ts";
 import { parseIsoTime, readSessionFile } from "../../store/session-file.ts";
 import { listSessionFiles, type SessionInfo, type UnreadableSession } from "../../store/sessions.ts";
 import { boolFlag, exclusiveFlags, intFlag } from "../args.ts";
 import { usageError } from "../errors.ts";
-import { formatAge, formatBytes, formatTokens, groupDigits, renderTable, shortId, uniqueIdLength } from "../format.ts";
+import { formatAge, formatBytes, renderTable, shortId, uniqueIdLength } from "../format.ts";
 import { println } from "../io.ts";
 import { foldNet, pricesFor } from "../prices.ts";
 import type { Command } from "./command.ts";

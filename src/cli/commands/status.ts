@@ -4,24 +4,24 @@
  * the advisories the extension would give now. The status text itself is the core's renderStatus,
  * so it reads the same in both places.
  */
-import { type AccountingReport, PRICE_PRESETS, type PricePreset } from "../../core/accounting.ts";
-import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
+import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
 import type { FoldPlan } from "../../core/plan.ts";
 import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
-import { idleMinutesFor } from "../../core/settings.ts";
 import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
+import { groupDigits } from "../../core/tokens.ts";
 import { plural } from "../../core/wording.ts";
 import { sha256 } from "../../store/hash.ts";
 import { intFlag, type ParsedArgs, stringFlag } from "../args.ts";
 import type { CommandContext } from "../context.ts";
 import { usageError } from "../errors.ts";
-import { formatBytes, groupDigits } from "../format.ts";
+import { formatBytes } from "../format.ts";
 import { println } from "../io.ts";
 import { foldNet, pricesFor, type SourcedPrices } from "../prices.ts";
 import { branchResponses, coverageNote, type LoadedSession, loadSession, type WindowSource } from "../session-load.ts";
 import { type ChosenSession, chooseSession } from "../session-pick.ts";
 import type { Command } from "./command.ts";
+import { advise } from "./status-advisories.ts";
 
 const USAGE = `Usage: context-fold status [session] [--json] [--price anthropic|openai|gemini] [--window N]
 
@@ -114,7 +114,28 @@ export function buildStatus(
 	chosen: ChosenSession,
 	price: PricePreset | undefined,
 ): StatusReport {
-	const { file, replay } = loaded;
+	const facts = computeStatus(ctx, loaded, price);
+	return { ...statusJson(loaded, chosen, facts), text: renderStatusText(loaded, facts) };
+}
+
+/** Everything the status says, computed once: where the session stands and what the next request would fold. */
+interface StatusFacts {
+	provider: string | null;
+	model: string | null;
+	window: number;
+	source: WindowSource;
+	plan: FoldPlan;
+	/** The plan as the session records it: without the fold the next request would make. */
+	shown: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage">;
+	due: { reason: string; blocks: number; tokens: number } | null;
+	accounting: AccountingReport;
+	prices: (Prices & { source: string }) | null;
+	flags: StatusReport["flags"];
+	advisories: StatusReport["advisories"];
+}
+
+function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PricePreset | undefined): StatusFacts {
+	const { replay } = loaded;
 	const settings = loaded.settings.settings;
 	const last = replay.lastAssistant;
 	const provider = typeof last?.provider === "string" ? last.provider : null;
@@ -130,8 +151,6 @@ export function buildStatus(
 		hash: sha256,
 	});
 	const a = replay.accounting();
-	const prices = pricesFor(provider, loaded.modelFacts(provider ?? undefined, model ?? undefined), price);
-	const lastRatio = a.perTurn.at(-1) ?? null;
 	const flags = statusFlags({
 		plan,
 		accounting: a,
@@ -151,24 +170,45 @@ export function buildStatus(
 					maskedTokens: plan.maskedTokens - saved,
 					mass: Math.max(plan.mass, saved),
 				};
-	const due = pending === null ? null : { reason: pending.reason, blocks: pending.blocks.length, tokens: saved };
-	const text = renderStatus({
-		plan: shown,
-		due,
-		events: replay.index.layers.length,
+	return {
+		provider,
+		model,
+		window,
+		source,
+		plan,
+		shown,
+		due: pending === null ? null : { reason: pending.reason, blocks: pending.blocks.length, tokens: saved },
 		accounting: a,
-		...(prices !== null && { prices }),
+		prices: pricesFor(provider, loaded.modelFacts(provider ?? undefined, model ?? undefined), price),
 		flags,
+		advisories: advise(ctx, loaded, plan, a, provider),
+	};
+}
+
+function renderStatusText(loaded: LoadedSession, f: StatusFacts): string {
+	const { file, replay } = loaded;
+	const text = renderStatus({
+		plan: f.shown,
+		due: f.due,
+		events: replay.index.layers.length,
+		accounting: f.accounting,
+		...(f.prices !== null && { prices: f.prices }),
+		flags: f.flags,
 	});
-	const advisories = advise(ctx, loaded, plan, a, provider);
 	const partial = coverageNote(file);
 	const header = [
 		`session ${file.header?.id ?? "(no id)"}  ${file.path}`,
 		...(partial === null ? [] : [`  ⚠ ${partial}`]),
 		`  project ${file.header?.cwd ?? "?"} · format v${file.header?.version ?? 1} · ${groupDigits(file.entryCount)} entries · ${formatBytes(file.size)}`,
-		`  model ${provider ?? "?"}/${model ?? "?"} · window ${groupDigits(window)} (${source === "default" ? "assumed; --window to set" : `from ${source}`})${prices === null ? "" : ` · prices ${prices.source}`}`,
+		`  model ${f.provider ?? "?"}/${f.model ?? "?"} · window ${groupDigits(f.window)} (${f.source === "default" ? "assumed; --window to set" : `from ${f.source}`})${f.prices === null ? "" : ` · prices ${f.prices.source}`}`,
 	];
-	const tail = advisories.length === 0 ? [] : ["advisories:", ...advisories.map((x) => `  ⚠ ${x.message}`)];
+	const tail = f.advisories.length === 0 ? [] : ["advisories:", ...f.advisories.map((x) => `  ⚠ ${x.message}`)];
+	return [...header, text, ...tail, ...invalidNote(replay.invalidRecords)].join("\n");
+}
+
+function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts): Omit<StatusReport, "text"> {
+	const { file, replay } = loaded;
+	const { plan, shown, accounting: a } = f;
 	const g = plan.geometry;
 	return {
 		schema: "context-fold/status@1",
@@ -187,7 +227,7 @@ export function buildStatus(
 					? null
 					: { ...file.brokenChain, responses: branchResponses(file), fileResponses: file.responses },
 		},
-		model: { provider, model, window, windowSource: source },
+		model: { provider: f.provider, model: f.model, window: f.window, windowSource: f.source },
 		position: {
 			usage: plan.usage.tokens,
 			usageSource: plan.usage.source,
@@ -197,7 +237,7 @@ export function buildStatus(
 			budget: g?.budget ?? null,
 			threshold: g?.threshold ?? null,
 			step: g?.step ?? null,
-			pendingFold: due,
+			pendingFold: f.due,
 		},
 		folds: {
 			events: replay.index.layers.length,
@@ -212,17 +252,16 @@ export function buildStatus(
 				usageAfter: l.usageAfter,
 			})),
 		},
-		cache: { sessionRatio: a.sessionRatio, lastRatio, responses: a.responses },
+		cache: { sessionRatio: a.sessionRatio, lastRatio: a.perTurn.at(-1) ?? null, responses: a.responses },
 		foldCost: {
 			maskedSent: a.maskedSent,
 			reprefilled: a.reprefilled,
 			writesReported: a.writesReported,
-			prices,
-			net: foldNet(a, prices),
+			prices: f.prices,
+			net: foldNet(a, f.prices),
 		},
-		flags,
-		advisories,
-		text: [...header, text, ...tail, ...invalidNote(replay.invalidRecords)].join("\n"),
+		flags: f.flags,
+		advisories: f.advisories,
 	};
 }
 
@@ -232,42 +271,4 @@ function invalidNote(n: number): string[] {
 		: [
 				`note: ${plural(n, `${FOLD_ENTRY_TYPE} record`)} in the session failed validation and ${n === 1 ? "was" : "were"} ignored`,
 			];
-}
-
-function advise(
-	ctx: CommandContext,
-	loaded: LoadedSession,
-	plan: FoldPlan,
-	a: AccountingReport,
-	provider: string | null,
-): StatusReport["advisories"] {
-	const out: StatusReport["advisories"] = [];
-	const { replay } = loaded;
-	const idle = idleVerdict({
-		now: ctx.io.now(),
-		idleMinutes: idleMinutesFor(loaded.settings, provider ?? undefined),
-		lastActivity: replay.lastResponseAt > 0 ? replay.lastResponseAt : null,
-		carried: plan.usage.tokens,
-		lastNoticeAnchor: null,
-	});
-	if (idle.type === "warn") out.push({ kind: "idle", message: idle.message });
-	const branch = loaded.file.branch;
-	const assistants = branch.flatMap((e, i) => (e.type === "message" && e.message?.role === "assistant" ? [i] : []));
-	const lastAt = assistants.at(-1);
-	const lastUsage = lastAt === undefined ? undefined : branch[lastAt]?.message?.usage;
-	if (lastAt !== undefined && lastUsage !== undefined) {
-		const prevAt = assistants.at(-2) ?? -1;
-		const firstAfterFold = branch
-			.slice(prevAt + 1, lastAt)
-			.some((e) => e.type === "custom" && e.customType === FOLD_ENTRY_TYPE);
-		const cold = coldVerdict({
-			observed: a.responses,
-			firstAfterFold,
-			cacheRead: Math.max(0, lastUsage.cacheRead ?? 0),
-			fresh: Math.max(0, lastUsage.input ?? 0) + Math.max(0, lastUsage.cacheWrite ?? 0),
-			inStreak: false,
-		});
-		if (cold.warn && cold.message !== undefined) out.push({ kind: "cold", message: cold.message });
-	}
-	return out;
 }
