@@ -70,6 +70,12 @@ interface ShapeRule {
 	check?: (secret: string) => boolean;
 }
 
+/**
+ * Where a word starts: no word character before it, or right after a JSON escape (`\n`, `\r`, `\t`),
+ * since tool output is often JSON-escaped text and `\nghp_…` must count as a token at a line start.
+ */
+const WORD_START = "(?:(?<![A-Za-z0-9_])|(?<=\\\\[nrt]))";
+
 const SHAPE_RULES: ShapeRule[] = [
 	{ source: `()(${PEM})` },
 	// scheme://user:password@host and scheme://:password@host (an empty user name, as Redis URLs
@@ -86,14 +92,14 @@ const SHAPE_RULES: ShapeRule[] = [
 	{ source: `(/bot)(\\d{6,12}:[A-Za-z0-9_-]{30,})` },
 	{ source: `(/api/webhooks/\\d{5,25}/)([A-Za-z0-9_.-]{30,})` },
 	// The lookahead lists the prefixes' first characters: a cheap filter before the alternation.
-	{ source: `()(\\b(?=[0-9AGSdeghlnprswxy])(?:${PREFIXED_TOKENS.join("|")}))` },
-	{ source: `(\\b[Bb](?:earer|asic)[ \\t]+)([A-Za-z0-9._~+/-]{8,}=*)`, check: looksLikeCredential },
+	{ source: `()(${WORD_START}(?=[0-9AGSdeghlnprswxy])(?:${PREFIXED_TOKENS.join("|")}))` },
+	{ source: `(${WORD_START}[Bb](?:earer|asic)[ \\t]+)([A-Za-z0-9._~+/-]{8,}=*)`, check: looksLikeCredential },
 ];
 
 const SHAPES = new RegExp(SHAPE_RULES.map((r) => r.source).join("|"), "g");
 
 /** Pass 2: a Cookie or Set-Cookie header, up to the end of its line (raw or JSON-escaped). */
-const COOKIE_HEADER = /\b(Set-Cookie|Cookie)([ \t]*:[ \t]*)([^\r\n"'`\\]{1,8192})/gi;
+const COOKIE_HEADER = /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(Set-Cookie|Cookie)([ \t]*:[ \t]*)([^\r\n"'`\\]{1,8192})/gi;
 const COOKIE_PAIR = /([^\s=;,]{1,256}=)([^;\s]{1,4096})/g;
 
 /**
@@ -101,13 +107,13 @@ const COOKIE_PAIR = /([^\s=;,]{1,256}=)([^;\s]{1,4096})/g;
  * `-name value` (Java's keytool), quoted or bare; the name decides (see `flagClass`).
  */
 const FLAG =
-	/(^|[\s"'`(])(--?[A-Za-z][A-Za-z0-9_-]{0,63})(=|[ \t]+)(?:(["'])([^"'\n]{1,512})\4|([^\s"'`;|&)<>=-][^\s"'`;|&)<>]{0,511}))/g;
+	/(^|[\s"'`(]|\\[nrt])(--?[A-Za-z][A-Za-z0-9_-]{0,63})(=|[ \t]+)(?:(\\?["'])((?:(?!\4)[^\n]){1,512})\4|([^\s"'`;|&)<>=-][^\s"'`;|&)<>]{0,511}))/g;
 /** `-pVALUE` with the value attached (MySQL and friends), and `-u user:password` / `--user user:password` (curl). */
-const ATTACHED_P = /(^|[\s"'`])(-p)([^\s"'`;|&)<>:=/-][^\s"'`;|&)<>]{1,255})/g;
-const USER_COLON = /(^|[\s"'`])(-u|--user)(=|[ \t]+)(["']?)([^\s:"'`]{1,128}):([^\s"'`]{1,256})/g;
+const ATTACHED_P = /(^|[\s"'`]|\\[nrt])(-p)([^\s"'`;|&)<>:=/-][^\s"'`;|&)<>]{1,255})/g;
+const USER_COLON = /(^|[\s"'`]|\\[nrt])(-u|--user)(=|[ \t]+)(["']?)([^\s:"'`]{1,128}):([^\s"'`]{1,256})/g;
 /** Tools whose short flag takes a password after a space: `docker login -p`, `sshpass -p`, `redis-cli -a`, `ldapsearch -w`. */
 const SPACED_PASSWORD =
-	/(\b(?:login|sshpass|redis-cli|mongo(?:sh|dump|restore|import|export)?|ldap[a-z]+)\b[^\n|;&]{0,200}?[ \t]-[paw][ \t]+)(["']?)([^\s"'`;|&)<>-][^\s"'`;|&)<>]{0,255})/g;
+	/((?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:login|sshpass|redis-cli|mongo(?:sh|dump|restore|import|export)?|ldap[a-z]+)\b[^\n|;&]{0,200}?[ \t]-[paw][ \t]+)(["']?)([^\s"'`;|&)<>-][^\s"'`;|&)<>]{0,255})/g;
 /** OpenSSL's `-pass pass:SECRET`, `-passin pass:…`, `-passout pass:…`. */
 const OPENSSL_PASS = /(-pass(?:in|out)?[ \t]+pass:)([^\s"'`;|&)<>]{1,256})/g;
 
@@ -117,8 +123,8 @@ const OPENSSL_PASS = /(-pass(?:in|out)?[ \t]+pass:)([^\s"'`;|&)<>]{1,256})/g;
  * decides from the name's words (see `nameClass`).
  */
 const ASSIGNMENT = new RegExp(
-	`(?<![\\w.$-])([A-Za-z_$][\\w.$-]{0,127})(?:\\\\?["'])?[ \\t]*(?::=|[:=])[ \\t]*` +
-		`(?:\\\\?(["'\`])([^"'\`\\n\\\\]{1,512})(?=\\\\?["'\`])|([^\\s"'\`,;&)}\\]<>=:\\\\][^\\s"'\`,;&)}\\]<>\\\\]{0,511}))`,
+	`(?:(?<![\\w.$\\\\-])|(?<=\\\\[nrt]))([A-Za-z_$][\\w.$-]{0,127})(?:\\\\?["'])?[ \\t]*(?::=|[:=])[ \\t]*` +
+		`(?=\\\\?(["'\`])((?:(?!\\2)[^\\n\\\\]){1,512})\\\\?\\2|([^\\s"'\`,;&)}\\]<>=:\\\\][^\\s"'\`,;&)}\\]<>\\\\]{0,511}))`,
 	"g",
 );
 /** Words that make a name (or a flag) worth a closer look. */
@@ -172,21 +178,29 @@ export function scanSecrets(text: string, hash: Hash): RedactResult {
 		return redacted === rest ? match : `${name}${sep}${redacted}`;
 	});
 	const flagged = redactFlags(cookies, mark);
-	const assigned = flagged.replace(
-		ASSIGNMENT,
-		(match: string, name: string, _q: unknown, quoted: unknown, bare: unknown, offset: number, whole: string) => {
-			if (!TELLING.test(name)) return match;
-			// A marker reads like `secret: value` to this pattern: never redact inside one.
-			if (offset > 0 && whole.startsWith("[secret:", offset - 1)) return match;
-			const value = (typeof quoted === "string" ? quoted : bare) as string;
-			if (value.includes("[secret:")) return match; // already redacted inside
-			const random = looksRandom(value);
-			if (!random && !isPasswordValue(value)) return match;
-			const kind = nameClass(name, false);
-			if (kind === "none" || (kind === "token" && !random)) return match;
-			return `${match.slice(0, match.length - value.length)}${mark(value)}`;
-		},
-	);
+	// Pass 4 by hand: the match ends at the separator and the value is only looked at, so when a name
+	// says nothing the scan goes on inside its value (`{"output":"api_key: …"}`).
+	let assigned = "";
+	let copied = 0;
+	ASSIGNMENT.lastIndex = 0;
+	for (let m = ASSIGNMENT.exec(flagged); m !== null; m = ASSIGNMENT.exec(flagged)) {
+		const [head, name, _quote, quoted, bare] = m as unknown as [string, string, unknown, unknown, unknown];
+		if (!TELLING.test(name)) continue;
+		// A marker reads like `secret: value` to this pattern: never redact inside one.
+		if (m.index > 0 && flagged.startsWith("[secret:", m.index - 1)) continue;
+		const value = (typeof quoted === "string" ? quoted : bare) as string;
+		if (value.includes("[secret:")) continue; // already redacted inside
+		const random = looksRandom(value);
+		if (!random && !isPasswordValue(value)) continue;
+		const kind = nameClass(name, false);
+		if (kind === "none" || (kind === "token" && !random)) continue;
+		let start = m.index + head.length;
+		if (typeof quoted === "string") start += flagged.charCodeAt(start) === 92 /* \\ */ ? 2 : 1;
+		assigned += `${flagged.slice(copied, start)}${mark(value)}`;
+		copied = start + value.length;
+		ASSIGNMENT.lastIndex = copied;
+	}
+	assigned += flagged.slice(copied);
 	return { text: assigned, count };
 }
 
@@ -288,9 +302,9 @@ function isPasswordValue(value: string): boolean {
 	if (v.length < MIN_PASSWORD_CHARS) return false;
 	if (/^[$%{<([@*•]/.test(v) || /^(?:x{3,}|\.{3}|…)/i.test(v)) return false; // references, placeholders
 	if (/^(?:~|\/|\.\.?\/)/.test(v)) return false; // a path (PWD=/home/me)
-	// Code: a call (getSecret(), os.environ.get("X")) or a property path (req.body.password).
-	if (/^(?:await |new )?[A-Za-z_$][\w$.]*\(/.test(v) || /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(v))
-		return false;
+	// Code: a call (getSecret(), os.environ.get("X")) or a property path without digits (req.body.password).
+	if (/^(?:await |new )?[A-Za-z_$][\w$.]*\(/.test(v)) return false;
+	if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(v) && !/\d/.test(v)) return false;
 	return !NOT_A_VALUE.has(v.toLowerCase());
 }
 
