@@ -9,7 +9,9 @@ import {
 	capLines,
 	closestCodes,
 	echoArg,
+	escapeControls,
 	formatLine,
+	formatMatch,
 	grepLines,
 	matchingLines,
 	normalizeCode,
@@ -68,15 +70,13 @@ export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnsw
 		if (bad) return fail(bad.message);
 		const body = full?.ok ? full.text : original.text;
 		const { lines, matches } = grepLines(body, req.grep);
-		const from = full?.ok
-			? ` (from the full output file ${original.fullOutputPath})`
-			: fullNote(full, original.fullOutputPath);
-		if (matches === 0) return { ok: true, text: `${header}: no line matches "${req.grep}"${from}.`, served: [code] };
-		const rendered = lines.map((l) => (l === null ? "--" : formatLine(l)));
-		const text = capLines(
-			[`${header}: ${matches} matching line(s) for "${req.grep}"${from}`, ...rendered],
-			cap,
-			(i, n) => cutHint(code, rendered, i, n),
+		const from = fromNote(full, original.fullOutputPath);
+		const quoted = echoArg(req.grep);
+		if (matches === 0) return { ok: true, text: `${header}: no line matches "${quoted}"${from}.`, served: [code] };
+		const grep = req.grep;
+		const rendered = lines.map((l) => (l === null ? "--" : l.match ? formatMatch(l, grep) : formatLine(l)));
+		const text = capLines([`${header}: ${matches} matching line(s) for "${quoted}"${from}`, ...rendered], cap, (i, n) =>
+			cutHint(code, rendered, i, n),
 		);
 		return { ok: true, text, served: [code] };
 	}
@@ -85,11 +85,11 @@ export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnsw
 		if ("type" in range) return fail(range.message);
 		const body = full?.ok ? full.text : original.text;
 		const { lines, totalLines } = sliceLines(body, range);
-		const from = full?.ok
-			? ` (from the full output file ${original.fullOutputPath})`
-			: fullNote(full, original.fullOutputPath);
+		const from = fromNote(full, original.fullOutputPath);
 		if (lines.length === 0)
-			return fail(`{#${code}} has ${groupDigits(totalLines)} lines${from}; lines=${req.lines} is past the end.`);
+			return fail(
+				`{#${code}} has ${groupDigits(totalLines)} lines${from}; lines=${echoArg(req.lines)} is past the end.`,
+			);
 		const rendered = lines.map(formatLine);
 		const text = capLines(
 			[`${header}: lines ${lines[0]?.line}-${lines.at(-1)?.line} of ${groupDigits(totalLines)}${from}`, ...rendered],
@@ -128,25 +128,36 @@ function search(needle: string, cap: number, src: RecallSources): RecallAnswer {
 		total += n;
 		served.push(block.code);
 		out.push(`${describe(block)}: ${n} match(es)`);
-		for (const l of lines) out.push(`  ${formatLine(l)}`);
+		for (const l of lines) out.push(`  ${formatMatch(l, needle)}`);
 		if (n > lines.length)
-			out.push(`  … ${n - lines.length} more: recall_folded code=${block.code} grep=${JSON.stringify(needle)}`);
+			out.push(
+				`  … ${n - lines.length} more: recall_folded code=${block.code} grep=${escapeControls(JSON.stringify(needle))}`,
+			);
 	}
-	const searched = src.index.byCode.size;
-	const head =
-		total === 0
-			? `search "${needle}": no match in ${searched} folded block(s).`
-			: `search "${needle}": ${total} matching line(s) in ${blocksHit} of ${searched} folded block(s).`;
-	const tailNotes =
-		problems.length > 0
-			? [`(${problems.length} block(s) could not be searched: ${problems[0]}${problems.length > 1 ? " …" : ""})`]
-			: [];
 	const text = capLines(
-		[head, ...out, ...tailNotes],
+		[searchHead(echoArg(needle), src.index.byCode.size, total, blocksHit, problems), ...out],
 		cap,
 		(_i, n) => `[… ${n} more line(s) cut at the answer cap; narrow the search or recall one code with grep=]`,
 	);
 	return { ok: true, text, served };
+}
+
+/**
+ * The first line of a search answer. Blocks that could not be read are never counted as searched:
+ * "no match" is said only of blocks whose verified text was looked through, and when none could be,
+ * the answer says that nothing was searched, and why.
+ */
+function searchHead(quoted: string, blocks: number, total: number, hit: number, problems: string[]): string {
+	const why = problems.length === 0 ? "" : `${problems[0]}${problems.length > 1 ? " …" : ""}`;
+	if (problems.length > 0 && problems.length === blocks)
+		return `search "${quoted}": could not search: none of the ${blocks} folded block(s) could be read, so nothing was searched (${why}).`;
+	const readable = blocks - problems.length;
+	const found =
+		total === 0
+			? `no match in ${problems.length > 0 ? `the ${readable} of ${blocks}` : blocks} folded block(s)${problems.length > 0 ? " that could be read" : ""}.`
+			: `${total} matching line(s) in ${hit} of ${blocks} folded block(s).`;
+	const unread = problems.length > 0 ? ` ${problems.length} block(s) could not be searched: ${why}` : "";
+	return `search "${quoted}": ${found}${unread}`;
 }
 
 /**
@@ -166,7 +177,11 @@ function prefilter(needle: string, src: RecallSources): Set<string> | null {
 		.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 	const ids = new Set<string>();
 	for (const block of src.index.byCode.values()) ids.add(block.entryId);
-	return src.ledger.matchingIds(ids, new RegExp(escaped, "gi"));
+	const candidates = src.ledger.matchingIds(ids, new RegExp(escaped, "gi"));
+	// An entry the file no longer holds cannot be ruled out by its bytes: it goes on to findOriginal,
+	// which says why it cannot be searched, rather than being counted as searched without a match.
+	for (const id of ids) if (!src.ledger.has(id)) candidates.add(id);
+	return candidates;
 }
 
 function describe(block: MaskedBlock): string {
@@ -202,28 +217,31 @@ type FullRead = { ok: true; text: string } | { ok: false; message: string };
 function readFullOutput(path: string): FullRead {
 	if (!isAbsolute(path) || path.includes("\0"))
 		return { ok: false, message: `the recorded full output path ${echoArg(path)} is not an absolute path` };
+	const shown = escapeControls(path);
 	let fd: number | undefined;
 	try {
 		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 		const st = fstatSync(fd);
-		if (!st.isFile()) return { ok: false, message: `${path} is not a regular file` };
+		if (!st.isFile()) return { ok: false, message: `${shown} is not a regular file` };
 		if (st.size > MAX_FULL_OUTPUT_BYTES)
-			return { ok: false, message: `${path} is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
+			return { ok: false, message: `${shown} is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
 		return { ok: true, text: readFileSync(fd, "utf8") };
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return { ok: false, message: `the full output file ${path} no longer exists` };
+		if (code === "ENOENT") return { ok: false, message: `the full output file ${shown} no longer exists` };
 		if (code === "ELOOP" || code === "EMLINK")
-			return { ok: false, message: `${path} is a symbolic link now, not the file bash wrote; it is not followed` };
-		return { ok: false, message: `the full output file ${path} could not be read (${code ?? "error"})` };
+			return { ok: false, message: `${shown} is a symbolic link now, not the file bash wrote; it is not followed` };
+		return { ok: false, message: `the full output file ${shown} could not be read (${code ?? "error"})` };
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}
 }
 
-function fullNote(full: FullRead | undefined, path: string | undefined): string {
+/** Where a grep or lines answer came from, when the block has a full-output file. */
+function fromNote(full: FullRead | undefined, path: string | undefined): string {
 	if (full === undefined || path === undefined) return "";
-	return full.ok ? "" : ` (from the folded text only: ${full.message}, so lines dropped by truncation are gone)`;
+	if (full.ok) return ` (from the full output file ${escapeControls(path)})`;
+	return ` (from the folded text only: ${full.message}, so lines dropped by truncation are gone)`;
 }
 
 function fail(text: string): RecallAnswer {
