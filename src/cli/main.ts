@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { escapeControls } from "../core/escape.ts";
 import { sessionPlaces } from "../store/sessions.ts";
 import { boolFlag, type FlagSpecs, parseArgs, stringFlag } from "./args.ts";
 import type { Command } from "./commands/command.ts";
@@ -152,7 +153,8 @@ function printed(io: CliIo, text: string): number {
 
 function report(error: unknown, io: CliIo): number {
 	if (error instanceof CliError) {
-		println(io.stderr, `context-fold: ${error.message}`);
+		// A message may quote an argument or a path: one line, no terminal escapes (the usage is ours).
+		println(io.stderr, `context-fold: ${escapeControls(error.message)}`);
 		if (error.detail !== undefined) println(io.stderr, `\n${error.detail}`);
 		return error.exit;
 	}
@@ -165,6 +167,6 @@ function report(error: unknown, io: CliIo): number {
 	} catch {
 		where = ` (${e.stack?.split("\n")[1]?.trim() ?? "no stack"})`;
 	}
-	println(io.stderr, `context-fold: internal error: ${e.message}${where}. Please report it.`);
+	println(io.stderr, `context-fold: internal error: ${escapeControls(e.message)}${where}. Please report it.`);
 	return EXIT_CODES.internal;
 }
