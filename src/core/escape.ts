@@ -6,7 +6,9 @@
  */
 
 /** C0 controls, DEL, C1 controls (0x9b is CSI in some terminals), and the Unicode line separators. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is what this is for
+export const CONTROL_CHAR = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+const CONTROL = new RegExp(CONTROL_CHAR.source, "g");
 
 export function escapeControls(text: string): string {
 	return text.replace(CONTROL, (c) => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CONTROL_CHAR } from "../../src/core/escape.ts";
 import { addRecord, emptyIndex, type MaskedBlock, type MaskIndex } from "../../src/core/layers.ts";
 import { MAX_LINE_RANGE } from "../../src/core/recall.ts";
 import { Ledger } from "../../src/store/ledger.ts";
@@ -207,7 +208,7 @@ describe("answerRecall", () => {
 		);
 		const l = answerRecall({ code: "d4e5f6", lines: "9\u001b-", maxTokens: 4000 }, { index, ledger });
 		expect(l.text).toBe('lines="9\\u001b-" is not a range; use lines=a-b with 1-based line numbers, e.g. lines=40-80.');
-		for (const a of [g, s2, l]) expect(a.text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+		for (const a of [g, s2, l]) expect(CONTROL_CHAR.test(a.text)).toBe(false);
 		// A recalled original keeps its bytes, control characters included.
 		const raw = `ok\u001b[0m\u0000\r\nNEEDLE\u0007 end`;
 		const memory = new MemoryOriginals();
