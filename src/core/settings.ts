@@ -3,6 +3,7 @@
  * Precedence per knob: built-in default < saved settings file < environment variable.
  * Values in, values out: reading the environment and the file is the adapter's job.
  */
+import { echoArg, escapeControls } from "./escape.ts";
 
 /**
  * 0.30, not the 0.45 the product description started from: in the economics benchmark (three real
@@ -286,7 +287,8 @@ export function resolveSettings(input: {
 					source: "env",
 					name: knob.env,
 					value: rawEnv,
-					message: `${knob.env}=${rawEnv} is invalid; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
+					// The value is quoted escaped and clipped: it may hold terminal escapes or line breaks.
+					message: `${knob.env}=${echoArg(rawEnv, 60)} is invalid; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
 				});
 			}
 		}
@@ -366,11 +368,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 	return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/**
+ * A file value as written: JSON (a number too large for a double arrives as its source text, kept by
+ * the reader, so `1e400` reads 1e400, not null), clipped, with control characters escaped.
+ */
 function safeString(v: unknown): string {
-	if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+	if (typeof v === "string") return escapeControls(JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v));
 	try {
-		const s = JSON.stringify(v);
-		return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 60)}…` : s;
+		const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
+		return s === undefined ? String(v) : escapeControls(s.length > 60 ? `${s.slice(0, 60)}…` : s);
 	} catch {
 		return String(v);
 	}
