@@ -242,7 +242,7 @@ describe("the one reader of context-fold.json (issue 16)", () => {
 		]);
 		expect(patchSettingsFile(path, [{ path: ["tail"], value: 7000 }]).ok).toBe(true);
 		expect(readFileSync(path, "utf8")).toBe(
-			'{\n  "reconTokens": 1e400,\n  "note": -1E999,\n  "tail": 7000,\n  "v": 1\n}\n',
+			'{\n  "v": 1,\n  "reconTokens": 1e400,\n  "note": -1E999,\n  "tail": 7000\n}\n',
 		);
 	});
 	test("a bad environment value is quoted escaped: no terminal escape or line break reaches the warning", () => {
