@@ -7,6 +7,13 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
+/**
+ * The longest session line decoded (the CLI's reader and the ledger): 512 MiB less 64 KiB, just under
+ * the longest string the engine can make (2^29 - 24 UTF-16 units in V8). A longer line is skipped and
+ * counted like any unreadable line, holding no more than one chunk; before, it crashed the CLI.
+ */
+export const MAX_LINE_BYTES = (1 << 29) - (1 << 16);
+
 /** Thrown like a Node errno error, so callers handle it with ENOENT and the rest. */
 export class NotRegularFileError extends Error {
 	readonly code: "ENOTREG" | "EISDIR";

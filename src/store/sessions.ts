@@ -3,11 +3,16 @@
  * PI_CODING_AGENT_SESSION_DIR, then `sessionDir` in the agent's settings.json, else one directory per
  * project under <agentDir>/sessions. "The most recent session of this directory" is `pi -c`'s choice:
  * the newest file (by modification time) with a readable header, filtered by the header's cwd when
- * the directory is a custom one. Only headers are read here; nothing is ever written.
+ * the directory is a custom one. Only headers are read here; nothing is ever written. Only regular
+ * files are listed: a FIFO or a device named `*.jsonl` is skipped without being opened for a read.
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { agentDir, defaultSessionDir, expandHome, sessionsRoot } from "./paths.ts";
+import { openRegular, readBoundedFile } from "./regular-file.ts";
+
+/** Pi's settings.json is small; the CLI reads at most this much of it. */
+const MAX_PI_SETTINGS_BYTES = 16 * 1024 * 1024;
 
 export interface SessionPlaces {
 	/** A custom session directory (flat), or null for Pi's per-project layout. */
@@ -34,8 +39,10 @@ export function sessionPlaces(opts: { flag?: string; env: NodeJS.ProcessEnv; cwd
 }
 
 function settingsSessionDir(env: NodeJS.ProcessEnv): string | null {
+	const read = readBoundedFile(join(agentDir(env), "settings.json"), MAX_PI_SETTINGS_BYTES);
+	if (read.status !== "ok") return null;
 	try {
-		const data = JSON.parse(readFileSync(join(agentDir(env), "settings.json"), "utf8")) as { sessionDir?: unknown };
+		const data = JSON.parse(read.text) as { sessionDir?: unknown };
 		return typeof data.sessionDir === "string" && data.sessionDir !== "" ? data.sessionDir : null;
 	} catch {
 		return null;
@@ -111,12 +118,13 @@ export function findSession(arg: string, places: SessionPlaces): SessionMatch {
 export function sessionInfo(path: string): SessionInfo | null {
 	let fd: number;
 	try {
-		fd = openSync(path, "r");
+		// A FIFO or a device named *.jsonl is skipped, never opened for a blocking read.
+		fd = openRegular(path);
 	} catch {
 		return null;
 	}
 	try {
-		const st = statSync(path);
+		const st = fstatSync(fd);
 		const header = readHeader(fd);
 		if (header === null) return null;
 		return {
