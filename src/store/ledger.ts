@@ -198,40 +198,27 @@ export class Ledger {
 
 	private scan(fd: number, size: number): void {
 		let pos = this.indexedEnd;
-		let carry: Buffer | null = null;
-		let carryStart = pos;
-		// A line longer than the reader can decode: its bytes are dropped as they come, and it is
-		// counted as malformed when its newline arrives (memory stays at one chunk).
-		let skipping = false;
+		/** File offset where the current line starts. */
+		let lineStart = pos;
 		const chunk = Buffer.allocUnsafe(CHUNK);
-		while (pos < size) {
+		scan: while (pos < size) {
 			const n = readSync(fd, chunk, 0, Math.min(CHUNK, size - pos), pos);
 			if (n <= 0) break;
-			let view = chunk.subarray(0, n);
-			let viewStart = pos;
-			if (carry !== null) {
-				view = Buffer.concat([carry, view]);
-				viewStart = carryStart;
-				carry = null;
-			}
-			let lineStart = 0;
-			for (;;) {
-				const nl = view.indexOf(10, lineStart);
-				if (nl < 0) break;
-				if (skipping || nl - lineStart > this.maxLineBytes) {
+			for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < n; nl = chunk.indexOf(10, nl + 1)) {
+				const end = pos + nl;
+				if (end - lineStart > this.maxLineBytes) {
+					// Too long to decode: counted, never held (only its offsets were needed to step over it).
 					this.lines++;
 					this.stats.malformed++;
-					skipping = false;
-				} else this.indexLine(view.subarray(lineStart, nl), viewStart + lineStart);
-				lineStart = nl + 1;
-				this.indexedEnd = viewStart + lineStart;
-			}
-			if (lineStart < view.length && !skipping) {
-				if (view.length - lineStart > this.maxLineBytes) skipping = true;
+				} else if (lineStart >= pos) this.indexLine(chunk.subarray(lineStart - pos, nl), lineStart);
 				else {
-					carry = Buffer.from(view.subarray(lineStart));
-					carryStart = viewStart + lineStart;
+					// Began in an earlier chunk: read it again in one piece rather than keep the pieces.
+					const whole = Buffer.allocUnsafe(end - lineStart);
+					if (readSync(fd, whole, 0, whole.length, lineStart) !== whole.length) break scan; // cut short meanwhile
+					this.indexLine(whole, lineStart);
 				}
+				lineStart = end + 1;
+				this.indexedEnd = lineStart;
 			}
 			pos += n;
 		}

@@ -217,9 +217,10 @@ interface Limits {
 
 /**
  * Every line of the first `size` bytes, in order, as a byte range without its "\n"; the last one may
- * have no newline. A line that spans chunks is joined once, whatever its length, up to
- * `maxLineBytes`: a longer line is passed as null and its bytes are dropped as they are read, so
- * skipping it costs no memory. Stops early when `onLine` returns false.
+ * have no newline. A line inside one chunk is passed as a view of it; a line that spans chunks is not
+ * copied piece by piece but read again from the file in one piece once its end is known, and a line
+ * longer than `maxLineBytes` is passed as null without ever being held: skipping it costs no memory.
+ * Stops early when `onLine` returns false.
  */
 function eachLine(
 	fd: number,
@@ -228,45 +229,40 @@ function eachLine(
 	onLine: (bytes: Buffer | null, start: number, end: number, terminated: boolean) => boolean,
 ): void {
 	const chunk = Buffer.allocUnsafe(Math.min(limits.chunkBytes, Math.max(size, 1)));
-	const pieces: Buffer[] = [];
-	let held = 0;
-	let skipping = false;
+	/** File offset where the current line starts. */
+	let lineStart = 0;
 	let pos = 0;
+	const emit = (end: number, terminated: boolean): boolean => {
+		const length = end - lineStart;
+		if (length > limits.maxLineBytes) return onLine(null, 0, 0, terminated);
+		if (lineStart >= pos) return onLine(chunk, lineStart - pos, end - pos, terminated);
+		const whole = Buffer.allocUnsafe(length);
+		const got = readFully(fd, whole, lineStart);
+		return onLine(whole, 0, got, terminated);
+	};
 	while (pos < size) {
 		const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - pos), pos);
 		if (n <= 0) break; // cut short under us: what was read is all there is
-		pos += n;
-		let start = 0;
-		for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < n; nl = chunk.indexOf(10, start)) {
-			let keepGoing: boolean;
-			if (skipping || held + nl - start > limits.maxLineBytes) {
-				keepGoing = onLine(null, 0, 0, true);
-			} else if (pieces.length > 0) {
-				pieces.push(chunk.subarray(start, nl));
-				const joined = Buffer.concat(pieces);
-				keepGoing = onLine(joined, 0, joined.length, true);
-			} else keepGoing = onLine(chunk, start, nl, true);
-			pieces.length = 0;
-			held = 0;
-			skipping = false;
+		for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < n; nl = chunk.indexOf(10, nl + 1)) {
+			const keepGoing = emit(pos + nl, true);
+			lineStart = pos + nl + 1;
 			if (!keepGoing) return;
-			start = nl + 1;
 		}
-		// The rest of this chunk begins a line that ends in a later one: copy it (the chunk is reused),
-		// unless the line is already too long to decode, then drop it.
-		if (start < n && !skipping) {
-			held += n - start;
-			if (held > limits.maxLineBytes) {
-				skipping = true;
-				pieces.length = 0;
-			} else pieces.push(Buffer.from(chunk.subarray(start, n)));
-		}
+		pos += n;
 	}
-	if (skipping) onLine(null, 0, 0, false);
-	else if (pieces.length > 0) {
-		const joined = Buffer.concat(pieces);
-		onLine(joined, 0, joined.length, false);
+	// The last line, without a newline: pos is past the last chunk now, so emit() reads it from the file.
+	if (lineStart < pos) emit(pos, false);
+}
+
+/** Read `buf.length` bytes at `position`, or fewer if the file ends first; how many were read. */
+function readFully(fd: number, buf: Buffer, position: number): number {
+	let done = 0;
+	while (done < buf.length) {
+		const n = readSync(fd, buf, done, buf.length - done, position + done);
+		if (n <= 0) break;
+		done += n;
 	}
+	return done;
 }
 
 /** ISO 8601 to milliseconds, NaN when unreadable: the parser the core is given. */
