@@ -5,6 +5,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { escapeControls } from "../../core/escape.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import { isDisabled } from "../../core/settings.ts";
@@ -169,6 +170,14 @@ export default function contextFold(pi: ExtensionAPI): void {
 					ctx,
 					"persist",
 					`a fold event could not be recorded (${outcome.persistFailed.message}); this request went out unfolded.`,
+					"warning",
+				);
+			}
+			if (outcome.dumpFailed) {
+				rt.notices.once(
+					ctx,
+					"dump",
+					`could not write CONTEXTFOLD_DUMP=${escapeControls(dumpPath ?? "")} (${escapeControls(outcome.dumpFailed.message)}); the request went out as planned (folded where due), only the dump was not written.`,
 					"warning",
 				);
 			}
