@@ -237,7 +237,7 @@ export const LOOK_ALIKES: string[] = [
 	// Round two: flags, names and URLs that look like the new shapes but hold no secret.
 	"ssh -p 2222 deploy@example.com && mkdir -p src/core/seed",
 	"docker run -p 8080:80 -u 1000:1000 -v /data:/data nginx",
-	"gcc -pthread -pedantic -O2 main.c && tar -pxzf dist.tar.gz && cp -pR src out",
+	"gcc -pthread -pedantic -O2 main.c && tar -pxzf dist.tar.gz && cp -pR src out && cp -pRv a b",
 	"git push -u origin main && git log -p -- src/a.ts",
 	'echo "$CR_PAT" | docker login ghcr.io -u octocat --password-stdin',
 	'curl -u "$USER:$PASS" https://api.example.com',

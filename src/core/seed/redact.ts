@@ -245,12 +245,14 @@ function redactFlags(text: string, mark: (secret: string) => string): string {
 
 /**
  * `-pVALUE`: MySQL's password flag, also used by other tools. Not bundled lowercase flags (`-pv`,
- * `-pthread`), ports (`-p8080`, `-p8080:80`) or paths; what is left is a password.
+ * `-pthread`), short letter bundles (`-pRv`), ports (`-p8080`, `-p8080:80`) or paths; what is left
+ * is a password.
  */
 function isAttachedPassword(value: string): boolean {
 	if (value.includes("[secret:") || value.includes("/")) return false;
 	if (/^[a-z]+$/.test(value) || /^[\d:.,-]+$/.test(value)) return false;
-	return true;
+	// Letters only and short: more likely bundled flags (`cp -pRv`) than a password.
+	return value.length >= 4 || /[^A-Za-z]/.test(value);
 }
 
 type NameClass = "password" | "token" | "none";
