@@ -7,7 +7,7 @@ import { addRecord, emptyIndex, type MaskedBlock, type MaskIndex } from "../../s
 import { MAX_LINE_RANGE } from "../../src/core/recall.ts";
 import { Ledger } from "../../src/store/ledger.ts";
 import { MemoryOriginals, sha256Hex } from "../../src/store/originals.ts";
-import { answerRecall } from "../../src/store/recall.ts";
+import { answerRecall, type RecallSources } from "../../src/store/recall.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -74,6 +74,24 @@ function setup(opts: { fullOutputPath?: string; tamper?: boolean } = {}): {
 		blocks: [masked("a1b2c3", "e1", BIG), masked("d4e5f6", "e2", SMALL)],
 	});
 	return { ledger: new Ledger(path), index, path };
+}
+
+/** One folded block whose original is held in memory (a session without a file). */
+function fromMemory(code: string, entryId: string, text: string): RecallSources {
+	const memory = new MemoryOriginals();
+	memory.put(code, text);
+	const index = emptyIndex();
+	addRecord(index, {
+		type: "layer",
+		v: 1,
+		seq: 1,
+		reason: "threshold",
+		lastResponseAt: 0,
+		usageBefore: 0,
+		usageAfter: 0,
+		blocks: [masked(code, entryId, text)],
+	});
+	return { index, ledger: null, memory };
 }
 
 describe("answerRecall", () => {
@@ -211,53 +229,23 @@ describe("answerRecall", () => {
 		for (const a of [g, s2, l]) expect(CONTROL_CHAR.test(a.text)).toBe(false);
 		// A recalled original keeps its bytes, control characters included.
 		const raw = `ok\u001b[0m\u0000\r\nNEEDLE\u0007 end`;
-		const memory = new MemoryOriginals();
-		memory.put("d4e5f6", raw);
-		const own = emptyIndex();
-		addRecord(own, {
-			type: "layer",
-			v: 1,
-			seq: 1,
-			reason: "threshold",
-			lastResponseAt: 0,
-			usageBefore: 0,
-			usageAfter: 0,
-			blocks: [masked("d4e5f6", "e2", raw)],
-		});
-		const whole = answerRecall({ code: "d4e5f6", maxTokens: 4000 }, { index: own, ledger: null, memory });
+		const own = fromMemory("d4e5f6", "e2", raw);
+		const whole = answerRecall({ code: "d4e5f6", maxTokens: 4000 }, own);
 		expect(whole.text.endsWith(`(sha256 verified):\n${raw}`)).toBe(true);
-		const grep = answerRecall(
-			{ code: "d4e5f6", grep: "needle", maxTokens: 4000 },
-			{ index: own, ledger: null, memory },
-		);
+		const grep = answerRecall({ code: "d4e5f6", grep: "needle", maxTokens: 4000 }, own);
 		expect(grep.text).toContain("L2: NEEDLE\u0007 end");
 	});
 	test("grep and search show a window around a match at the end of a huge line (issue 16)", () => {
 		const huge = `${"x".repeat(3_000_000)} the NEEDLE-at-the-end here`;
-		const memory = new MemoryOriginals();
-		memory.put("a1b2c3", huge);
-		const own = emptyIndex();
-		addRecord(own, {
-			type: "layer",
-			v: 1,
-			seq: 1,
-			reason: "threshold",
-			lastResponseAt: 0,
-			usageBefore: 0,
-			usageAfter: 0,
-			blocks: [masked("a1b2c3", "e1", huge)],
-		});
-		const g = answerRecall(
-			{ code: "a1b2c3", grep: "needle-AT", maxTokens: 4000 },
-			{ index: own, ledger: null, memory },
-		);
+		const own = fromMemory("a1b2c3", "e1", huge);
+		const g = answerRecall({ code: "a1b2c3", grep: "needle-AT", maxTokens: 4000 }, own);
 		const line = g.text.split("\n")[1] as string;
 		expect(line).toMatch(/^L1: \[…2,998,0\d\d chars\]x+ the NEEDLE-at-the-end here$/);
 		expect(line.length).toBeLessThan(2100);
-		const s2 = answerRecall({ search: "NEEDLE-at", maxTokens: 4000 }, { index: own, ledger: null, memory });
+		const s2 = answerRecall({ search: "NEEDLE-at", maxTokens: 4000 }, own);
 		expect(s2.text).toContain("the NEEDLE-at-the-end here");
 		// A match at the start of a huge line: the window starts at the line's start, the rest is counted.
-		const head = answerRecall({ code: "a1b2c3", grep: "xxxx", maxTokens: 4000 }, { index: own, ledger: null, memory });
+		const head = answerRecall({ code: "a1b2c3", grep: "xxxx", maxTokens: 4000 }, own);
 		expect(head.text.split("\n")[1]).toMatch(/^L1: x{2000}…\[\+2,?998,?02\d chars\]$/);
 	});
 	test("lines= wider than the limit says so without a made-up span; a range past the end is clamped (issue 16)", () => {
