@@ -123,6 +123,18 @@ function readEntries(file: string): SessionEntry[] {
 	return out;
 }
 
+/**
+ * A byte offset that cuts the session file short inside the folded history: at the start of the line
+ * of the second folded block's entry (the first folded block survives, the rest are gone), or at 40 %
+ * when fewer than two blocks were folded.
+ */
+function cutBefore(file: string, records: RecordData[]): number {
+	const second = records.flatMap((r) => r.blocks ?? [])[1]?.entryId;
+	const bytes = readFileSync(file);
+	const at = second === undefined ? -1 : bytes.indexOf(`"id":"${second}"`);
+	return at < 0 ? Math.floor(bytes.length * 0.4) : bytes.lastIndexOf(10, at) + 1;
+}
+
 function toolResults(entries: SessionEntry[]): string[] {
 	return entries
 		.filter((e) => e.type === "message" && e.message?.role === "toolResult")
@@ -435,8 +447,13 @@ forEachPiVersion((version) => {
 					const layersBefore = foldRecords(before).filter((r) => r.type === "layer").length;
 					expect(layersBefore).toBeGreaterThan(0);
 					if (fault === "vanishes") unlinkSync(file);
-					else if (fault === "is truncated") truncateSync(file, Math.floor(statSync(file).size * 0.4));
+					else if (fault === "is truncated") truncateSync(file, cutBefore(file, foldRecords(before)));
 					else writeFileSync(trigger, "");
+					// Folded entries the fault took away: a search must say they could not be searched.
+					const left = new Set(fault === "is truncated" ? readEntries(file).map((e) => e.id) : []);
+					const lost = foldRecords(before)
+						.flatMap((r) => r.blocks ?? [])
+						.filter((b) => !left.has(b.entryId)).length;
 					await rpc.promptAndWait("second chain");
 					// The turn went ahead: every scripted request reached the fake.
 					expect(turns(s)).toHaveLength(13 + 2 + 9);
@@ -452,7 +469,8 @@ forEachPiVersion((version) => {
 					const search = lastToolText(turns(s)[15] as RecordedRequest);
 					if (fault === "is truncated") {
 						// What the cut left is searched; what it took is said, never counted as "no match".
-						if (!search.includes("1 matching line(s)")) expect(search).toContain("could not");
+						expect(lost).toBeGreaterThan(0);
+						expect(search).toContain(`${lost} block(s) could not be searched: `);
 					} else
 						expect(search).toMatch(
 							/^search "marker-a0-END": could not search: none of the \d+ folded block\(s\) could be read, so nothing was searched \(/,
