@@ -9,7 +9,6 @@ import {
 	mkdirSync,
 	readFileSync,
 	rmSync,
-	statSync,
 	symlinkSync,
 	truncateSync,
 	unlinkSync,
