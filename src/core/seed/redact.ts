@@ -117,18 +117,22 @@ const SPACED_PASSWORD =
 /** OpenSSL's `-pass pass:SECRET`, `-passin pass:…`, `-passout pass:…`. */
 const OPENSSL_PASS = /(-pass(?:in|out)?[ \t]+pass:)([^\s"'`;|&)<>]{1,256})/g;
 
+/** Words that make a name (or a flag) worth a closer look. */
+const TELLING_WORDS =
+	"[Pp][Aa][Ss][Ss]|[Pp][Ww][Dd]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Cc][Rr][Ee][Dd][Ee][Nn][Tt][Ii][Aa][Ll]|[Cc][Oo][Oo][Kk][Ii][Ee]|[Tt][Oo][Kk][Ee][Nn]|[Kk][Ee][Yy]|[Ss][Ee][Ss][Ss][Ii][Oo][Nn]|[Aa][Uu][Tt][Hh]|[Jj][Ww][Tt]|[Ss][Ii][Dd]";
+const TELLING = new RegExp(TELLING_WORDS);
+
 /**
  * Pass 4: `name = value`, `name: value`, `"name": "value"` (also JSON-escaped). A name starts only
  * where no name character precedes it, so each is read once and the scan stays linear; the callback
  * decides from the name's words (see `nameClass`).
  */
 const ASSIGNMENT = new RegExp(
-	`(?:(?<![\\w.$\\\\-])|(?<=\\\\[nrt]))([A-Za-z_$][\\w.$-]{0,127})(?:\\\\?["'])?[ \\t]*(?::=|[:=])[ \\t]*` +
+	// The lookahead skips, at the start of each name, every name that holds no telling word.
+	`(?:(?<![\\w.$\\\\-])|(?<=\\\\[nrt]))(?=[\\w.$-]{0,124}?(?:${TELLING_WORDS}))([A-Za-z_$][\\w.$-]{0,127})(?:\\\\?["'])?[ \\t]*(?::=|[:=])[ \\t]*` +
 		`(?=\\\\?(["'\`])((?:(?!\\2)[^\\n\\\\]){1,512})\\\\?\\2|([^\\s"'\`,;&)}\\]<>=:\\\\][^\\s"'\`,;&)}\\]<>\\\\]{0,511}))`,
 	"g",
 );
-/** Words that make a name (or a flag) worth a closer look. */
-const TELLING = /passw|passwd|passphrase|pwd|pass|secret|credential|cookie|token|key|session|auth|jwt|sid/i;
 
 const MIN_PASSWORD_CHARS = 4;
 /** Values that name a type, a flag or a placeholder rather than holding a secret. */
