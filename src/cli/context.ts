@@ -1,4 +1,6 @@
 /** What every command gets: the injected I/O, where sessions live, the output mode, and prompts when a person is there. */
+
+import { escapeControls } from "../core/escape.ts";
 import type { SessionPlaces } from "../store/sessions.ts";
 import type { CliIo } from "./io.ts";
 import type { Prompts } from "./prompts.ts";
@@ -14,8 +16,12 @@ export interface CommandContext {
 	guided: boolean;
 }
 
-/** A side remark (which session was chosen, lines skipped): stderr, so stdout stays clean for pipes. */
+/**
+ * A side remark (which session was chosen, lines skipped): stderr, so stdout stays clean for pipes.
+ * Paths and values in it may come from outside: control characters are escaped.
+ */
 export function remark(ctx: CommandContext, text: string): void {
-	if (ctx.guided && ctx.prompts !== null) ctx.prompts.info(text);
-	else ctx.io.stderr.write(`${text}\n`);
+	const line = escapeControls(text);
+	if (ctx.guided && ctx.prompts !== null) ctx.prompts.info(line);
+	else ctx.io.stderr.write(`${line}\n`);
 }

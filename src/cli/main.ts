@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { escapeControls } from "../core/escape.ts";
 import { sessionPlaces } from "../store/sessions.ts";
 import { boolFlag, type FlagSpecs, parseArgs, stringFlag } from "./args.ts";
 import type { Command } from "./commands/command.ts";
@@ -170,9 +171,10 @@ function printed(io: CliIo, text: string): number {
  */
 function report(error: unknown, io: CliIo, json: boolean): number {
 	if (error instanceof CliError) {
-		println(io.stderr, `context-fold: ${error.message}`);
+		// A message may quote an argument or a path: one line, no terminal escapes (the usage is ours).
+		println(io.stderr, `context-fold: ${escapeControls(error.message)}`);
 		if (error.detail !== undefined && !json) println(io.stderr, `\n${error.detail}`);
-		if (json) printJsonError(io, error.code, error.exit, error.message);
+		if (json) printJsonError(io, error.code, error.exit, escapeControls(error.message));
 		return error.exit;
 	}
 	const e = error instanceof Error ? error : new Error(String(error));
@@ -184,7 +186,7 @@ function report(error: unknown, io: CliIo, json: boolean): number {
 	} catch {
 		where = ` (${e.stack?.split("\n")[1]?.trim() ?? "no stack"})`;
 	}
-	const message = `internal error: ${e.message}${where}. Please report it.`;
+	const message = `internal error: ${escapeControls(e.message)}${where}. Please report it.`;
 	println(io.stderr, `context-fold: ${message}`);
 	if (json) printJsonError(io, "internal", EXIT_CODES.internal, message);
 	return EXIT_CODES.internal;

@@ -3,6 +3,7 @@
  * a bounded deterministic rendering of the seed index. Pure: paths and text in, markdown out.
  */
 import type { Hash } from "./digest.ts";
+import { redactSecrets } from "./seed/redact.ts";
 import { DEFAULT_SEED_MAX_CHARS, renderSeed, type SeedIndexRead } from "./seed/render.ts";
 import type { SeedRecord } from "./seed/schema.ts";
 import { plural } from "./wording.ts";
@@ -67,7 +68,10 @@ export function renderHandoff(input: HandoffInput): string {
 	return lines.join("\n");
 }
 
-/** The handoff seed for a session's index as read from disk: /fold-handoff and `context-fold handoff`. */
+/**
+ * The handoff seed for a session's index as read from disk: /fold-handoff and `context-fold handoff`.
+ * The goal is redacted like the index: the seed is a file and the next session's first message.
+ */
 export function handoffFromIndex(input: {
 	goal: string;
 	parentFile: string | null;
@@ -78,7 +82,7 @@ export function handoffFromIndex(input: {
 }): string {
 	const { index } = input;
 	return renderHandoff({
-		goal: input.goal,
+		goal: redactSecrets(input.goal, input.hash),
 		parentFile: input.parentFile,
 		sessionId: input.sessionId,
 		indexPath: index.path,

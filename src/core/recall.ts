@@ -3,6 +3,7 @@
  * this module searches, slices and caps them. Every answer is token-capped so a recall can never
  * re-flood what folding saved, and a capped answer says what was cut and how to ask for the rest.
  */
+import { echoArg, escapeControls } from "./escape.ts";
 import { splitLines } from "./lexicon.ts";
 import { CHARS_PER_TOKEN, groupDigits } from "./tokens.ts";
 import { commonPrefixLength } from "./values.ts";
@@ -12,6 +13,8 @@ export const MAX_LINE_CHARS = 2000;
 export const MAX_NEEDLE_CHARS = 500;
 /** The widest `lines=` range accepted in one call. */
 export const MAX_LINE_RANGE = 5000;
+
+export { echoArg, escapeControls, MAX_ECHO_CHARS } from "./escape.ts";
 
 export type RecallError = { type: "error"; message: string };
 
@@ -45,33 +48,13 @@ export const TOOL_SYNTAX: RecallSyntax = {
 	arg: (name, value) => `${name}=${value}`,
 	echo: (name, raw) => `${name}="${raw}"`,
 	name: (name) => `${name}=`,
-	ask: (code, name, value) => `recall_folded code=${code} ${name}=${name === "grep" ? JSON.stringify(value) : value}`,
+	ask: (code, name, value) =>
+		`recall_folded code=${code} ${name}=${name === "grep" ? escapeControls(JSON.stringify(value)) : echoArg(value)}`,
 };
 
 export interface LineRange {
 	start: number;
 	end: number;
-}
-
-/** At most this many characters of a model-supplied argument are quoted back in a message. */
-export const MAX_ECHO_CHARS = 80;
-
-/** A model-supplied argument as quoted back in an answer: bounded, so a huge one cannot flood context. */
-export function echoArg(raw: string): string {
-	const cut =
-		raw.length > MAX_ECHO_CHARS ? `${raw.slice(0, MAX_ECHO_CHARS)}…[+${raw.length - MAX_ECHO_CHARS} chars]` : raw;
-	// Control characters are shown escaped: an echoed argument stays on one line of the answer and
-	// never carries raw NULs or terminal escapes into the model's context or a terminal.
-	let out = "";
-	for (const c of cut) {
-		const n = c.charCodeAt(0);
-		if (n >= 0x20 && n !== 0x7f && n !== 0x2028 && n !== 0x2029) out += c;
-		else if (c === "\n") out += "\\n";
-		else if (c === "\t") out += "\\t";
-		else if (c === "\r") out += "\\r";
-		else out += `\\u${n.toString(16).padStart(4, "0")}`;
-	}
-	return out;
 }
 
 /** Parse `a-b` (1-based, inclusive), `a` alone, or `a-` (to the end). */
@@ -90,9 +73,11 @@ export function parseLineRange(input: string, syntax: RecallSyntax = TOOL_SYNTAX
 	if (end < start)
 		return { type: "error", message: `${given} is inverted; the first line must not be after the last.` };
 	if (m[2] !== "" && end - start + 1 > MAX_LINE_RANGE) {
+		// Only the width is known here, not the block's length: say what was asked and what is allowed.
+		const example = Number.isSafeInteger(start + MAX_LINE_RANGE) ? start : 1;
 		return {
 			type: "error",
-			message: `${given} spans ${groupDigits(end - start + 1)} lines; ask for at most ${groupDigits(MAX_LINE_RANGE)} at a time.`,
+			message: `${given} is wider than ${groupDigits(MAX_LINE_RANGE)} lines; ask for at most ${groupDigits(MAX_LINE_RANGE)} at a time, e.g. ${syntax.arg("lines", `${example}-${example + MAX_LINE_RANGE - 1}`)}.`,
 		};
 	}
 	return { start, end };
@@ -114,6 +99,8 @@ export function validateNeedle(
 export interface NumberedLine {
 	line: number;
 	text: string;
+	/** The line holds the needle (grep's context lines do not). */
+	match?: boolean;
 }
 
 /** Case-insensitive literal match, line by line. */
@@ -155,7 +142,8 @@ export function grepLines(
 	for (let i = 0; i < lines.length; i++) {
 		if (!keep[i]) continue;
 		if (last >= 0 && i > last + 1) out.push(null);
-		out.push({ line: i + 1, text: lines[i] as string });
+		const text = lines[i] as string;
+		out.push({ line: i + 1, text, ...(text.toLowerCase().includes(lower) && { match: true }) });
 		last = i;
 	}
 	return { lines: out, matches };
@@ -175,6 +163,24 @@ export function formatLine(l: NumberedLine): string {
 			? `${l.text.slice(0, MAX_LINE_CHARS)}…[+${l.text.length - MAX_LINE_CHARS} chars]`
 			: l.text;
 	return `L${l.line}: ${text}`;
+}
+
+/**
+ * A line that holds the needle. A long one is shown as a window around the first match, so a match
+ * near the end of a 50 MB line is seen rather than clipped away; what was cut on either side is said.
+ */
+export function formatMatch(l: NumberedLine, needle: string): string {
+	if (l.text.length <= MAX_LINE_CHARS) return formatLine(l);
+	// Lowercasing can change a string's length (rarely): the window is wide enough to absorb that.
+	const at = Math.max(0, Math.min(l.text.toLowerCase().indexOf(needle.toLowerCase()), l.text.length));
+	const start = Math.max(
+		0,
+		Math.min(at - Math.floor((MAX_LINE_CHARS - needle.length) / 2), l.text.length - MAX_LINE_CHARS),
+	);
+	const end = Math.min(l.text.length, start + MAX_LINE_CHARS);
+	const before = start > 0 ? `[…${groupDigits(start)} chars]` : "";
+	const after = end < l.text.length ? `…[+${l.text.length - end} chars]` : "";
+	return `L${l.line}: ${before}${l.text.slice(start, end)}${after}`;
 }
 
 /**

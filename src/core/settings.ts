@@ -6,6 +6,8 @@
  * Over 300 lines on purpose: a third of it is the knob table, one entry per setting, which is
  * clearer in one place than spread over files.
  */
+
+import { echoArg, escapeControls } from "./escape.ts";
 import { isRecord } from "./values.ts";
 
 /**
@@ -277,7 +279,8 @@ export function resolveSettings(input: {
 					source: "env",
 					name: knob.env,
 					value: rawEnv,
-					message: `${knob.env}=${rawEnv} is invalid; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
+					// The value is quoted escaped and clipped: it may hold terminal escapes or line breaks.
+					message: `${knob.env}=${echoArg(rawEnv, 60)} is invalid; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
 				});
 			}
 		}
@@ -353,11 +356,15 @@ function isOff(raw: unknown): boolean {
 	return s === "0" || s === "off";
 }
 
+/**
+ * A file value as written: JSON (a number too large for a double arrives as its source text, kept by
+ * the reader, so `1e400` reads 1e400, not null), clipped, with control characters escaped.
+ */
 function safeString(v: unknown): string {
-	if (typeof v === "string") return JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v);
+	if (typeof v === "string") return escapeControls(JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v));
 	try {
-		const s = JSON.stringify(v);
-		return s === undefined ? String(v) : s.length > 60 ? `${s.slice(0, 60)}…` : s;
+		const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
+		return s === undefined ? String(v) : escapeControls(s.length > 60 ? `${s.slice(0, 60)}…` : s);
 	} catch {
 		return String(v);
 	}

@@ -4,8 +4,9 @@
  * migrates v1/v2 files in place on open, dropping bad lines) by size, inode, and a probe of bytes
  * at a known offset, and then rebuilds the index. The sha256 check at recall is the last guard.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { lineOf } from "../core/lexicon.ts";
+import { MAX_LINE_BYTES, openRegular } from "./regular-file.ts";
 
 export interface EntryLocation {
 	offset: number;
@@ -57,16 +58,25 @@ export class Ledger {
 	/** Entries in file order, for readers that need every entry (status, the CLI). */
 	private order: string[] = [];
 
-	constructor(readonly path: string) {}
+	/** `maxLineBytes`: the longest line indexed (tests use small ones); longer lines are counted as malformed. */
+	constructor(
+		readonly path: string,
+		private readonly maxLineBytes: number = MAX_LINE_BYTES,
+	) {}
 
 	/** Bring the index up to date with the file. Cheap when nothing changed. */
 	refresh(): LedgerStats {
 		let fd: number;
 		try {
-			fd = openSync(this.path, "r");
+			fd = openRegular(this.path);
 		} catch (error) {
 			const code = (error as NodeJS.ErrnoException).code;
 			if (code === "ENOENT") throw new LedgerError(`session file not found: ${this.path}`, "missing");
+			if (code === "ENOTREG")
+				throw new LedgerError(
+					`the session file is not a regular file now (a FIFO, a device or a socket): ${this.path}`,
+					"unreadable",
+				);
 			throw new LedgerError(`session file unreadable (${code ?? "error"}): ${this.path}`, "unreadable");
 		}
 		try {
@@ -110,7 +120,7 @@ export class Ledger {
 		locs.sort((a, b) => a[1].offset - b[1].offset);
 		const out = new Set<string>();
 		if (locs.length === 0) return out;
-		const fd = openSync(this.path, "r");
+		const fd = openRegular(this.path);
 		try {
 			let i = 0;
 			while (i < locs.length) {
@@ -150,7 +160,7 @@ export class Ledger {
 	read(id: string): Record<string, unknown> | undefined {
 		const loc = this.byId.get(id);
 		if (loc === undefined) return undefined;
-		const fd = openSync(this.path, "r");
+		const fd = openRegular(this.path);
 		try {
 			const buf = Buffer.allocUnsafe(loc.length);
 			readFully(fd, buf, loc.offset);
@@ -188,30 +198,27 @@ export class Ledger {
 
 	private scan(fd: number, size: number): void {
 		let pos = this.indexedEnd;
-		let carry: Buffer | null = null;
-		let carryStart = pos;
+		/** File offset where the current line starts. */
+		let lineStart = pos;
 		const chunk = Buffer.allocUnsafe(CHUNK);
-		while (pos < size) {
+		scan: while (pos < size) {
 			const n = readSync(fd, chunk, 0, Math.min(CHUNK, size - pos), pos);
 			if (n <= 0) break;
-			let view = chunk.subarray(0, n);
-			let viewStart = pos;
-			if (carry !== null) {
-				view = Buffer.concat([carry, view]);
-				viewStart = carryStart;
-				carry = null;
-			}
-			let lineStart = 0;
-			for (;;) {
-				const nl = view.indexOf(10, lineStart);
-				if (nl < 0) break;
-				this.indexLine(view.subarray(lineStart, nl), viewStart + lineStart);
-				lineStart = nl + 1;
-				this.indexedEnd = viewStart + lineStart;
-			}
-			if (lineStart < view.length) {
-				carry = Buffer.from(view.subarray(lineStart));
-				carryStart = viewStart + lineStart;
+			for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < n; nl = chunk.indexOf(10, nl + 1)) {
+				const end = pos + nl;
+				if (end - lineStart > this.maxLineBytes) {
+					// Too long to decode: counted, never held (only its offsets were needed to step over it).
+					this.lines++;
+					this.stats.malformed++;
+				} else if (lineStart >= pos) this.indexLine(chunk.subarray(lineStart - pos, nl), lineStart);
+				else {
+					// Began in an earlier chunk: read it again in one piece rather than keep the pieces.
+					const whole = Buffer.allocUnsafe(end - lineStart);
+					if (readSync(fd, whole, 0, whole.length, lineStart) !== whole.length) break scan; // cut short meanwhile
+					this.indexLine(whole, lineStart);
+				}
+				lineStart = end + 1;
+				this.indexedEnd = lineStart;
 			}
 			pos += n;
 		}

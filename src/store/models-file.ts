@@ -4,11 +4,11 @@
  * for custom models (the file's own) this is where Pi gets it too. Built-in models are not known
  * here (that would need Pi), so the CLI falls back to a stated default or --window.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Prices } from "../core/accounting.ts";
 import { nonNegativeOr0 } from "../core/values.ts";
 import { agentDir } from "./paths.ts";
+import { readBoundedFile } from "./regular-file.ts";
 
 export interface ModelFacts {
 	contextWindow?: number;
@@ -23,16 +23,21 @@ export interface ModelsFile {
 	problem: string | null;
 }
 
+/** models.json is a list of providers and models: a few KiB; anything past this is not one. */
+const MAX_MODELS_BYTES = 16 * 1024 * 1024;
+
 export function readModelsFile(env: NodeJS.ProcessEnv): ModelsFile {
 	const path = join(agentDir(env), "models.json");
 	const models = new Map<string, ModelFacts>();
+	// Pi's file, but the CLI must not hang on a FIFO or a device in its place, nor read one unbounded.
+	const read = readBoundedFile(path, MAX_MODELS_BYTES);
+	if (read.status === "missing") return { path, models, problem: null };
+	if (read.status === "refused") return { path, models, problem: `${path} was not used (${read.why})` };
 	let data: unknown;
 	try {
-		data = JSON.parse(readFileSync(path, "utf8"));
+		data = JSON.parse(read.text);
 	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return { path, models, problem: null };
-		return { path, models, problem: `${path} was not used (${code ?? (error as Error).message})` };
+		return { path, models, problem: `${path} was not used (${(error as Error).message})` };
 	}
 	const providers = (data as { providers?: unknown } | null)?.providers;
 	if (typeof providers !== "object" || providers === null) return { path, models, problem: null };

@@ -9,7 +9,9 @@ import {
 	capLines,
 	closestCodes,
 	echoArg,
+	escapeControls,
 	formatLine,
+	formatMatch,
 	grepLines,
 	matchingLines,
 	type NumberedLine,
@@ -108,10 +110,12 @@ export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnsw
 		if (bad) return fail(bad.message);
 		const from = sourceOf(original);
 		const { lines, matches } = grepLines(from.body, req.grep);
-		if (matches === 0) return answer(`${header}: no line matches "${req.grep}"${from.note}.`, [], 0, from);
-		const rendered = lines.map((l) => (l === null ? "--" : formatLine(l)));
+		const quoted = echoArg(req.grep);
+		if (matches === 0) return answer(`${header}: no line matches "${quoted}"${from.note}.`, [], 0, from);
+		const grep = req.grep;
+		const rendered = lines.map((l) => (l === null ? "--" : l.match ? formatMatch(l, grep) : formatLine(l)));
 		const text = capLines(
-			[`${header}: ${plural(matches, "matching line")} for "${req.grep}"${from.note}`, ...rendered],
+			[`${header}: ${plural(matches, "matching line")} for "${quoted}"${from.note}`, ...rendered],
 			cap,
 			(i, n) => cutHint(code, rendered, i, n, syntax),
 		);
@@ -128,7 +132,7 @@ export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnsw
 		const { lines, totalLines } = sliceLines(from.body, range);
 		if (lines.length === 0)
 			return fail(
-				`{#${code}} has ${groupDigits(totalLines)} lines${from.note}; ${syntax.arg("lines", req.lines)} is past the end.`,
+				`{#${code}} has ${groupDigits(totalLines)} lines${from.note}; ${syntax.arg("lines", echoArg(req.lines))} is past the end.`,
 			);
 		const rendered = lines.map(formatLine);
 		const text = capLines(
@@ -172,7 +176,11 @@ function sourceOf(original: { text: string; fullOutputPath?: string }): LineSour
 	if (path === undefined) return { body: original.text, ...BLOCK, note: "" };
 	const full = readFullOutput(path);
 	if (full.ok)
-		return { body: full.text, source: { type: "full-output", path }, note: ` (from the full output file ${path})` };
+		return {
+			body: full.text,
+			source: { type: "full-output", path },
+			note: ` (from the full output file ${escapeControls(path)})`,
+		};
 	return {
 		body: original.text,
 		...BLOCK,
@@ -207,27 +215,36 @@ function search(req: RecallRequest, cap: number, src: RecallSources, syntax: Rec
 		served.push(block.code);
 		if (req.withLines === true) blocks.push({ code: block.code, source: from.source, total: n, lines });
 		out.push(`${describe(block)}: ${plural(n, "match", "matches")}${from.note}`);
-		for (const l of lines) out.push(`  ${formatLine(l)}`);
+		for (const l of lines) out.push(`  ${formatMatch(l, needle)}`);
 		if (n > lines.length) out.push(`  … ${n - lines.length} more: ${syntax.ask(block.code, "grep", needle)}`);
 	}
-	const searched = plural(src.index.byCode.size, "folded block");
-	const head =
-		total === 0
-			? `search "${needle}": no match in ${searched}.`
-			: `search "${needle}": ${plural(total, "matching line")} in ${blocksHit} of ${searched}.`;
-	const tailNotes =
-		problems.length > 0
-			? [
-					`(${plural(problems.length, "block")} could not be searched: ${problems[0]}${problems.length > 1 ? " …" : ""})`,
-				]
-			: [];
 	const text = capLines(
-		[head, ...out, ...tailNotes],
+		[searchHead(echoArg(needle), src.index.byCode.size, total, blocksHit, problems), ...out],
 		cap,
 		(_i, n) =>
 			`[… ${plural(n, "more line")} cut at the answer cap; narrow the search or recall one code with ${syntax.name("grep")}]`,
 	);
 	return { ok: true, text, served, ...(req.withLines === true && { blocks }) };
+}
+
+/**
+ * The first line of a search answer. Blocks that could not be read are never counted as searched:
+ * "no match" is said only of blocks whose verified text was looked through, and when none could be,
+ * the answer says that nothing was searched, and why.
+ */
+function searchHead(quoted: string, blocks: number, total: number, hit: number, problems: string[]): string {
+	const why = problems.length === 0 ? "" : `${problems[0]}${problems.length > 1 ? " …" : ""}`;
+	if (problems.length > 0 && problems.length === blocks)
+		return `search "${quoted}": could not search: none of the ${plural(blocks, "folded block")} could be read, so nothing was searched (${why}).`;
+	const readable = blocks - problems.length;
+	const found =
+		total === 0
+			? problems.length > 0
+				? `no match in the ${readable} of ${plural(blocks, "folded block")} that could be read.`
+				: `no match in ${plural(blocks, "folded block")}.`
+			: `${plural(total, "matching line")} in ${hit} of ${plural(blocks, "folded block")}.`;
+	const unread = problems.length > 0 ? ` ${plural(problems.length, "block")} could not be searched: ${why}` : "";
+	return `search "${quoted}": ${found}${unread}`;
 }
 
 /**
@@ -247,7 +264,11 @@ function prefilter(needle: string, src: RecallSources): Set<string> | null {
 		.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 	const ids = new Set<string>();
 	for (const block of src.index.byCode.values()) ids.add(block.entryId);
-	return src.ledger.matchingIds(ids, new RegExp(escaped, "gi"));
+	const candidates = src.ledger.matchingIds(ids, new RegExp(escaped, "gi"));
+	// An entry the file no longer holds cannot be ruled out by its bytes: it goes on to findOriginal,
+	// which says why it cannot be searched, rather than being counted as searched without a match.
+	for (const id of ids) if (!src.ledger.has(id)) candidates.add(id);
+	return candidates;
 }
 
 function describe(block: MaskedBlock): string {
@@ -283,20 +304,21 @@ type FullRead = { ok: true; text: string } | { ok: false; message: string };
 function readFullOutput(path: string): FullRead {
 	if (!isAbsolute(path) || path.includes("\0"))
 		return { ok: false, message: `the recorded full output path ${echoArg(path)} is not an absolute path` };
+	const shown = escapeControls(path);
 	let fd: number | undefined;
 	try {
 		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
 		const st = fstatSync(fd);
-		if (!st.isFile()) return { ok: false, message: `${path} is not a regular file` };
+		if (!st.isFile()) return { ok: false, message: `${shown} is not a regular file` };
 		if (st.size > MAX_FULL_OUTPUT_BYTES)
-			return { ok: false, message: `${path} is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
+			return { ok: false, message: `${shown} is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
 		return { ok: true, text: readFileSync(fd, "utf8") };
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return { ok: false, message: `the full output file ${path} no longer exists` };
+		if (code === "ENOENT") return { ok: false, message: `the full output file ${shown} no longer exists` };
 		if (code === "ELOOP" || code === "EMLINK")
-			return { ok: false, message: `${path} is a symbolic link now, not the file bash wrote; it is not followed` };
-		return { ok: false, message: `the full output file ${path} could not be read (${code ?? "error"})` };
+			return { ok: false, message: `${shown} is a symbolic link now, not the file bash wrote; it is not followed` };
+		return { ok: false, message: `the full output file ${shown} could not be read (${code ?? "error"})` };
 	} finally {
 		if (fd !== undefined) closeSync(fd);
 	}

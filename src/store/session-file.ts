@@ -16,9 +16,10 @@
  * a last line without a newline is parsed if it is complete, as before. If the bytes change between
  * the passes (Pi rewrote the file), the read starts over, a few times at most.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { type BranchNode, branchPath, SessionParser, type SessionSummary } from "../core/session/entries.ts";
 import type { PiEntry } from "../core/session/view.ts";
+import { MAX_LINE_BYTES, NotRegularFileError, openRegular } from "./regular-file.ts";
 
 export class SessionFileError extends Error {
 	constructor(
@@ -60,10 +61,14 @@ export interface ReadOptions {
 	chunkBytes?: number;
 	/** Build only the branch entries this accepts (recall needs only the fold records). */
 	keep?: (entry: EntryKind) => boolean;
+	/** Longest line decoded (tests use small ones); a longer line is skipped and counted. */
+	maxLineBytes?: number;
 }
 
 /** Bytes read at a time. */
 export const CHUNK_BYTES = 1 << 20;
+export { MAX_LINE_BYTES } from "./regular-file.ts";
+
 /** Reads started over because the file changed between the two passes, before giving up. */
 const ATTEMPTS = 3;
 
@@ -73,10 +78,11 @@ interface Skeleton extends BranchNode, EntryKind {
 
 export function readSessionFile(path: string, options: ReadOptions = {}): SessionFile {
 	const chunkBytes = Math.max(1, Math.floor(options.chunkBytes ?? CHUNK_BYTES));
+	const limits = { chunkBytes, maxLineBytes: Math.max(1, Math.floor(options.maxLineBytes ?? MAX_LINE_BYTES)) };
 	for (let attempt = 1; ; attempt++) {
 		const fd = openSession(path);
 		try {
-			const file = readOnce(fd, path, chunkBytes, options.keep ?? (() => true));
+			const file = readOnce(fd, path, limits, options.keep ?? (() => true));
 			if (file !== null) return file;
 		} finally {
 			closeSync(fd);
@@ -87,29 +93,24 @@ export function readSessionFile(path: string, options: ReadOptions = {}): Sessio
 }
 
 function openSession(path: string): number {
-	let fd: number | undefined;
 	try {
-		fd = openSync(path, "r");
-		if (fstatSync(fd).isDirectory())
-			throw new SessionFileError(`${path} is a directory, not a session file`, "unreadable");
-		return fd;
+		// Without blocking, and only a regular file: a FIFO given as the session would hang the read.
+		return openRegular(path);
 	} catch (error) {
-		if (fd !== undefined) closeSync(fd);
-		if (error instanceof SessionFileError) throw error;
 		const code = (error as NodeJS.ErrnoException).code;
 		if (code === "ENOENT") throw new SessionFileError(`session file not found: ${path}`, "missing");
 		if (code === "EISDIR") throw new SessionFileError(`${path} is a directory, not a session file`, "unreadable");
+		if (error instanceof NotRegularFileError)
+			throw new SessionFileError(
+				`${path} is not a regular file (a FIFO, a device or a socket), not a session file; it was not read`,
+				"unreadable",
+			);
 		throw new SessionFileError(`session file unreadable (${code ?? (error as Error).message}): ${path}`, "unreadable");
 	}
 }
 
 /** Both passes over an open file; null when its bytes changed between them. */
-function readOnce(
-	fd: number,
-	path: string,
-	chunkBytes: number,
-	keep: (entry: EntryKind) => boolean,
-): SessionFile | null {
+function readOnce(fd: number, path: string, limits: Limits, keep: (entry: EntryKind) => boolean): SessionFile | null {
 	const st = fstatSync(fd);
 	const size = st.size;
 	const skeletons: Skeleton[] = [];
@@ -133,8 +134,9 @@ function readOnce(
 		current.push(entry, line, keep(entry));
 	});
 	let first = true;
-	eachLine(fd, size, chunkBytes, (bytes, start, end, terminated) => {
-		parser.line(bytes.toString("utf8", start, end), terminated);
+	eachLine(fd, size, limits, (bytes, start, end, terminated) => {
+		if (bytes === null) parser.skipLine(`longer than ${limits.maxLineBytes} bytes, skipped unread`, terminated);
+		else parser.line(bytes.toString("utf8", start, end), terminated);
 		if (first && parser.header !== null) {
 			first = false;
 			v1 = parser.header.version < 2;
@@ -173,9 +175,13 @@ function readOnce(
 	let found = 0;
 	let changed = false;
 	let line = 0;
-	eachLine(fd, size, chunkBytes, (bytes, start, end) => {
+	eachLine(fd, size, limits, (bytes, start, end) => {
 		const at = wanted.get(++line);
 		if (at === undefined) return true;
+		if (bytes === null) {
+			changed = true;
+			return false;
+		}
 		const entry = parser.entryAt(bytes.toString("utf8", start, end), line, null);
 		if (entry === null || entry.id !== skeletonBranch[at]?.id) {
 			changed = true;
@@ -218,43 +224,59 @@ class CurrentPath {
 	}
 }
 
+interface Limits {
+	chunkBytes: number;
+	maxLineBytes: number;
+}
+
 /**
  * Every line of the first `size` bytes, in order, as a byte range without its "\n"; the last one may
- * have no newline. A line that spans chunks is joined once, whatever its length. Stops early when
- * `onLine` returns false.
+ * have no newline. A line inside one chunk is passed as a view of it; a line that spans chunks is not
+ * copied piece by piece but read again from the file in one piece once its end is known, and a line
+ * longer than `maxLineBytes` is passed as null without ever being held: skipping it costs no memory.
+ * Stops early when `onLine` returns false.
  */
 function eachLine(
 	fd: number,
 	size: number,
-	chunkBytes: number,
-	onLine: (bytes: Buffer, start: number, end: number, terminated: boolean) => boolean,
+	limits: Limits,
+	onLine: (bytes: Buffer | null, start: number, end: number, terminated: boolean) => boolean,
 ): void {
-	const chunk = Buffer.allocUnsafe(Math.min(chunkBytes, Math.max(size, 1)));
-	const pieces: Buffer[] = [];
+	const chunk = Buffer.allocUnsafe(Math.min(limits.chunkBytes, Math.max(size, 1)));
+	/** File offset where the current line starts. */
+	let lineStart = 0;
 	let pos = 0;
+	const emit = (end: number, terminated: boolean): boolean => {
+		const length = end - lineStart;
+		if (length > limits.maxLineBytes) return onLine(null, 0, 0, terminated);
+		if (lineStart >= pos) return onLine(chunk, lineStart - pos, end - pos, terminated);
+		const whole = Buffer.allocUnsafe(length);
+		const got = readFully(fd, whole, lineStart);
+		return onLine(whole, 0, got, terminated);
+	};
 	while (pos < size) {
 		const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - pos), pos);
 		if (n <= 0) break; // cut short under us: what was read is all there is
-		pos += n;
-		let start = 0;
-		for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < n; nl = chunk.indexOf(10, start)) {
-			let keepGoing: boolean;
-			if (pieces.length > 0) {
-				pieces.push(chunk.subarray(start, nl));
-				const joined = Buffer.concat(pieces);
-				pieces.length = 0;
-				keepGoing = onLine(joined, 0, joined.length, true);
-			} else keepGoing = onLine(chunk, start, nl, true);
+		for (let nl = chunk.indexOf(10, 0); nl >= 0 && nl < n; nl = chunk.indexOf(10, nl + 1)) {
+			const keepGoing = emit(pos + nl, true);
+			lineStart = pos + nl + 1;
 			if (!keepGoing) return;
-			start = nl + 1;
 		}
-		// The rest of this chunk begins a line that ends in a later one: copy it (the chunk is reused).
-		if (start < n) pieces.push(Buffer.from(chunk.subarray(start, n)));
+		pos += n;
 	}
-	if (pieces.length > 0) {
-		const joined = Buffer.concat(pieces);
-		onLine(joined, 0, joined.length, false);
+	// The last line, without a newline: pos is past the last chunk now, so emit() reads it from the file.
+	if (lineStart < pos) emit(pos, false);
+}
+
+/** Read `buf.length` bytes at `position`, or fewer if the file ends first; how many were read. */
+function readFully(fd: number, buf: Buffer, position: number): number {
+	let done = 0;
+	while (done < buf.length) {
+		const n = readSync(fd, buf, done, buf.length - done, position + done);
+		if (n <= 0) break;
+		done += n;
 	}
+	return done;
 }
 
 /** ISO 8601 to milliseconds, NaN when unreadable: the parser the core is given. */

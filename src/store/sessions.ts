@@ -3,12 +3,17 @@
  * PI_CODING_AGENT_SESSION_DIR, then `sessionDir` in the agent's settings.json, else one directory per
  * project under <agentDir>/sessions. "The most recent session of this directory" is `pi -c`'s choice:
  * the newest file (by modification time) with a readable header, filtered by the header's cwd when
- * the directory is a custom one. Only headers are read here; nothing is ever written.
+ * the directory is a custom one. Only headers are read here; nothing is ever written. Only regular
+ * files are listed: a FIFO or a device named `*.jsonl` is skipped without being opened for a read.
  */
-import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readdirSync, readSync, statSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { agentDir, defaultSessionDir, expandHome, sessionsRoot } from "./paths.ts";
+import { NotRegularFileError, openRegular, readBoundedFile } from "./regular-file.ts";
 import { SessionFileError } from "./session-file.ts";
+
+/** Pi's settings.json is small; the CLI reads at most this much of it. */
+const MAX_PI_SETTINGS_BYTES = 16 * 1024 * 1024;
 
 export interface SessionPlaces {
 	/** A custom session directory (flat), or null for Pi's per-project layout. */
@@ -35,8 +40,10 @@ export function sessionPlaces(opts: { flag?: string; env: NodeJS.ProcessEnv; cwd
 }
 
 function settingsSessionDir(env: NodeJS.ProcessEnv): string | null {
+	const read = readBoundedFile(join(agentDir(env), "settings.json"), MAX_PI_SETTINGS_BYTES);
+	if (read.status !== "ok") return null;
 	try {
-		const data = JSON.parse(readFileSync(join(agentDir(env), "settings.json"), "utf8")) as { sessionDir?: unknown };
+		const data = JSON.parse(read.text) as { sessionDir?: unknown };
 		return typeof data.sessionDir === "string" && data.sessionDir !== "" ? data.sessionDir : null;
 	} catch {
 		return null;
@@ -137,9 +144,11 @@ export function sessionInfo(path: string): SessionInfo | null {
 export function probeSession(path: string): SessionInfo | UnreadableSession {
 	let fd: number;
 	try {
-		fd = openSync(path, "r");
+		// A FIFO or a device named *.jsonl is never opened for a blocking read: it is listed as unreadable.
+		fd = openRegular(path);
 	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code ?? "error";
+		const code =
+			error instanceof NotRegularFileError ? "not a regular file" : ((error as NodeJS.ErrnoException).code ?? "error");
 		return {
 			path,
 			size: null,
@@ -189,6 +198,11 @@ export function readSessionHeader(path: string): SessionInfo {
 		throw new SessionFileError(
 			`${path} is not a Pi session file: ${probe.reason === "empty file" ? "it is empty" : "its first readable line is not a session header"}`,
 			"not-a-session",
+		);
+	if (probe.reason === "unreadable (not a regular file)")
+		throw new SessionFileError(
+			`${path} is not a regular file (a FIFO, a device or a socket), not a session file; it was not read`,
+			"unreadable",
 		);
 	throw new SessionFileError(`session file ${probe.reason}: ${path}`, "unreadable");
 }

@@ -11,7 +11,6 @@ import {
 	fsyncSync,
 	mkdirSync,
 	openSync,
-	readFileSync,
 	realpathSync,
 	renameSync,
 	rmSync,
@@ -19,6 +18,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { isRecord } from "../core/values.ts";
+import { readBoundedFile } from "./regular-file.ts";
 
 /** The `v` field written into the file. A file claiming a newer format is never rewritten by this one. */
 export const SETTINGS_FILE_VERSION = 1;
@@ -38,36 +38,65 @@ export interface FieldEdit {
 
 export type PatchResult = { ok: true; data: Record<string, unknown>; path: string } | { ok: false; message: string };
 
-export function readSettingsFile(path: string): SettingsFileRead {
-	let text: string;
-	try {
-		text = readFileSync(path, "utf8");
-	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return { status: "missing" };
-		return { status: "unreadable", message: `cannot read ${path} (${code ?? (error as Error).message})` };
+/** A settings file larger than this is reported and ignored: settings are a few hundred bytes. */
+export const MAX_SETTINGS_BYTES = 1024 * 1024;
+
+/**
+ * The one reader of `context-fold.json`, for loading settings, the settings menu and edits alike.
+ * Read only when it is a regular file (a FIFO or /dev/zero in its place would stall Pi at start) and
+ * at most MAX_SETTINGS_BYTES. A number too large for a double (`1e400`) is kept as written, so a
+ * warning can quote it and an edit of another field writes it back unchanged.
+ */
+export function readSettingsJson(path: string): SettingsFileRead {
+	const read = readBoundedFile(path, MAX_SETTINGS_BYTES);
+	if (read.status === "missing") return { status: "missing" };
+	if (read.status === "refused") {
+		const why = read.why.startsWith("larger than")
+			? `is larger than ${MAX_SETTINGS_BYTES / 1024 / 1024} MiB`
+			: `is ${read.why}`;
+		return {
+			status: "unreadable",
+			message: /^[A-Z0-9]+$/.test(read.why) ? `cannot read ${path} (${read.why})` : `${path} ${why}`,
+		};
 	}
 	let data: unknown;
 	try {
-		data = JSON.parse(text);
+		data = parseKeepingNumbers(read.text);
 	} catch (error) {
 		return { status: "invalid", message: `${path} is not valid JSON (${(error as Error).message})` };
 	}
 	if (!isRecord(data)) return { status: "invalid", message: `${path} is not a JSON object` };
-	if (Object.hasOwn(data, "v")) {
-		const v = data.v;
-		if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
-			return { status: "invalid", message: `${path}: "v" is ${JSON.stringify(v)}; expected a format version number` };
-		}
-		if (v > SETTINGS_FILE_VERSION) {
-			// Written by a newer context-fold: rewriting it with our understanding could drop what it meant.
-			return {
-				status: "invalid",
-				message: `${path} has format v${v}, newer than this context-fold understands (v${SETTINGS_FILE_VERSION})`,
-			};
-		}
-	}
 	return { status: "ok", data };
+}
+
+/** readSettingsJson, and refused for editing when it claims a format this version does not know. */
+export function readSettingsFile(path: string): SettingsFileRead {
+	const read = readSettingsJson(path);
+	if (read.status !== "ok" || !Object.hasOwn(read.data, "v")) return read;
+	const v = read.data.v;
+	if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+		return { status: "invalid", message: `${path}: "v" is ${JSON.stringify(v)}; expected a format version number` };
+	}
+	if (v > SETTINGS_FILE_VERSION) {
+		// Written by a newer context-fold: rewriting it with our understanding could drop what it meant.
+		return {
+			status: "invalid",
+			message: `${path} has format v${v}, newer than this context-fold understands (v${SETTINGS_FILE_VERSION})`,
+		};
+	}
+	return read;
+}
+
+/** JSON.rawJSON and the reviver's source text (ES2025; Node 22 and Bun have both). */
+const RawJson = JSON as unknown as { rawJSON?: (text: string) => unknown };
+
+/** JSON.parse, except that a number that overflows a double stays the text it was written as. */
+function parseKeepingNumbers(text: string): unknown {
+	return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+		typeof value === "number" && !Number.isFinite(value) && context?.source !== undefined && RawJson.rawJSON
+			? RawJson.rawJSON(context.source)
+			: value,
+	);
 }
 
 /**
@@ -79,7 +108,8 @@ export function applyEdits(
 	data: Readonly<Record<string, unknown>>,
 	edits: readonly FieldEdit[],
 ): { ok: true; data: Record<string, unknown> } | { ok: false; field: string } {
-	const out = structuredClone(data) as Record<string, unknown>;
+	// A copy through JSON: numbers kept as written (1e400) survive it, which structuredClone refuses.
+	const out = parseKeepingNumbers(JSON.stringify(data)) as Record<string, unknown>;
 	for (const edit of edits) {
 		const leaf = edit.path.at(-1);
 		if (leaf === undefined) continue;

@@ -1,45 +1,19 @@
-/** Load effective settings: defaults < <agentDir>/context-fold.json < environment. */
-import { readFileSync } from "node:fs";
-import { type ResolvedSettings, resolveSettings } from "../core/settings.ts";
+/**
+ * Load effective settings: defaults < <agentDir>/context-fold.json < environment. The file is read by
+ * the one reader every caller uses (readSettingsJson: regular files only, bounded).
+ */
+import { type ResolvedSettings, resolveSettings, type SettingsWarning } from "../core/settings.ts";
 import { settingsFile } from "./paths.ts";
+import { readSettingsJson } from "./settings-file.ts";
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): ResolvedSettings {
 	const path = settingsFile(env);
-	let file: unknown;
-	const extra: ResolvedSettings["warnings"] = [];
-	try {
-		const text = readFileSync(path, "utf8");
-		try {
-			file = JSON.parse(text);
-			if (typeof file !== "object" || file === null || Array.isArray(file)) {
-				extra.push({
-					source: "file",
-					name: path,
-					value: "",
-					message: `${path} is not a JSON object; ignored (it was not changed).`,
-				});
-				file = undefined;
-			}
-		} catch (error) {
-			extra.push({
-				source: "file",
-				name: path,
-				value: "",
-				message: `${path} is not valid JSON (${(error as Error).message}); using defaults and environment. The file was not changed.`,
-			});
-		}
-	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code !== "ENOENT") {
-			extra.push({
-				source: "file",
-				name: path,
-				value: "",
-				message: `cannot read ${path} (${code ?? "error"}); using defaults and environment.`,
-			});
-		}
-	}
-	const resolved = resolveSettings({ env, file });
+	const read = readSettingsJson(path);
+	const extra: SettingsWarning[] = [];
+	const warn = (message: string) => extra.push({ source: "file", name: path, value: "", message });
+	if (read.status === "invalid") warn(`${read.message}; using defaults and environment. The file was not changed.`);
+	else if (read.status === "unreadable") warn(`${read.message}; ignored, using defaults and environment.`);
+	const resolved = resolveSettings({ env, file: read.status === "ok" ? read.data : undefined });
 	resolved.warnings.unshift(...extra);
 	return resolved;
 }

@@ -9,7 +9,7 @@ import {
 	mkdirSync,
 	readFileSync,
 	rmSync,
-	statSync,
+	symlinkSync,
 	truncateSync,
 	unlinkSync,
 	writeFileSync,
@@ -122,6 +122,18 @@ function readEntries(file: string): SessionEntry[] {
 	return out;
 }
 
+/**
+ * A byte offset that cuts the session file short inside the folded history: at the start of the line
+ * of the second folded block's entry (the first folded block survives, the rest are gone), or at 40 %
+ * when fewer than two blocks were folded.
+ */
+function cutBefore(file: string, records: RecordData[]): number {
+	const second = records.flatMap((r) => r.blocks ?? [])[1]?.entryId;
+	const bytes = readFileSync(file);
+	const at = second === undefined ? -1 : bytes.indexOf(`"id":"${second}"`);
+	return at < 0 ? Math.floor(bytes.length * 0.4) : bytes.lastIndexOf(10, at) + 1;
+}
+
 function toolResults(entries: SessionEntry[]): string[] {
 	return entries
 		.filter((e) => e.type === "message" && e.message?.role === "toolResult")
@@ -167,6 +179,110 @@ forEachPiVersion((version) => {
 				expect(readFileSync(settings, "utf8")).toBe(garbage);
 				expect(foldedCodes(turns(s).at(-1) as RecordedRequest).length).toBeGreaterThan(0);
 				expectAllOutputs(s.sandbox.readSession(), "j", 12);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"a bad CONTEXTFOLD_DUMP path, context-fold.json as /dev/zero then a FIFO, an environment value with terminal escapes: each said truly, once, escaped; folding and debug lines go on (issue 16)",
+			async () => {
+				const s = await scenario({
+					fake: { script: replySequence(chain("d", 12)) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
+				const settings = join(s.sandbox.agentDir, "context-fold.json");
+				symlinkSync("/dev/zero", settings);
+				// A directory where the dump file should go: every write fails (EISDIR).
+				const dump = join(s.sandbox.root, "dump-here");
+				mkdirSync(dump);
+				const r = expectSuccess(
+					await runPrint({
+						version,
+						sandbox: s.sandbox,
+						prompt: "go",
+						extensions: [bundle],
+						env: { CONTEXTFOLD_DUMP: dump, CONTEXTFOLD_DEBUG: "1", CONTEXTFOLD_TAIL: "\u001b[31m4000\nnext line" },
+					}),
+				);
+				expect(turns(s)).toHaveLength(13);
+				const lines = cfLines(r.stderr);
+				expect(lines).toHaveLength(3);
+				expect(lines[0]).toBe(
+					`context-fold: ${settings} is not a regular file; ignored, using defaults and environment.`,
+				);
+				expect(lines[1]).toStartWith("context-fold: CONTEXTFOLD_TAIL=\\u001b[31m4000\\nnext line is invalid;");
+				expect(lines[2]).toStartWith(`context-fold: could not write CONTEXTFOLD_DUMP=${dump} (EISDIR`);
+				expect(lines[2]).toEndWith(
+					"the request went out as planned (folded where due), only the dump was not written.",
+				);
+				expect(r.stderr).not.toContain("folding skipped");
+				expect(r.stderr).not.toContain("\u001b");
+				// Every request still folded as due and logged its debug line.
+				expect(r.stderr.split("\n").filter((l) => l.startsWith("[context-fold] req="))).toHaveLength(13);
+				expect(foldedCodes(turns(s).at(-1) as RecordedRequest).length).toBeGreaterThan(0);
+				// A FIFO in the settings file's place: Pi starts at once and says so.
+				rmSync(settings);
+				execFileSync("mkfifo", [settings]);
+				const st = expectSuccess(
+					await runPrint({
+						version,
+						sandbox: s.sandbox,
+						prompt: "/context-fold status",
+						extensions: [bundle],
+						continue: true,
+					}),
+				);
+				expect(cfLines(st.stderr)[0]).toBe(
+					`context-fold: ${settings} is not a regular file; ignored, using defaults and environment.`,
+				);
+				expect(st.stderr).toContain("context-fold status");
+				expectAllOutputs(s.sandbox.readSession(), "d", 12);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"unfold of a block whose bytes changed in the session file is refused with recall's explanation, and the digest stays (issue 16)",
+			async () => {
+				const s = await scenario({
+					fake: { script: replySequence(chain("e", 12)) },
+					model: { contextWindow: 40_000 },
+					compaction: { enabled: false },
+				});
+				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "go", extensions: [bundle] }));
+				const file = s.sandbox.latestSessionFile();
+				const block = foldRecords(s.sandbox.readSession(file)).find((r) => r.type === "layer")?.blocks?.[0];
+				expect(block).toBeDefined();
+				const { code, entryId } = block as { code: string; entryId: string };
+				// Edit the folded entry in place, same length: Pi will load the edited text on resume.
+				const edited = readFileSync(file, "utf8")
+					.split("\n")
+					.map((l) => (l.includes(`"id":"${entryId}"`) ? l.replace("lorem ipsum", "LOREM IPSUM") : l))
+					.join("\n");
+				writeFileSync(file, edited);
+				s.fake.setScript(
+					dynamicSequence([
+						toolCall("unfold", { code }, "call_unfold"),
+						toolCall("recall_folded", { code }, "call_recall"),
+						text("done"),
+					]),
+				);
+				const before = turns(s).length;
+				expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "unfold it", extensions: [bundle], continue: true }),
+				);
+				const [afterUnfold, afterRecall] = turns(s).slice(before + 1) as [RecordedRequest, RecordedRequest];
+				const unfoldAnswer = lastToolText(afterUnfold);
+				expect(unfoldAnswer).toStartWith(
+					`{#${code}}: refused. The bytes now at entry ${entryId} block 0 do not match what was folded`,
+				);
+				expect(unfoldAnswer).toBe(lastToolText(afterRecall));
+				// Nothing was put back: the edited text never reached the model, the digest is still there.
+				expect(foldedCodes(afterRecall)).toContain(code);
+				for (const req of turns(s).slice(before))
+					expect(JSON.stringify(req.body.messages)).not.toContain("LOREM IPSUM");
+				expect(foldRecords(s.sandbox.readSession(file)).filter((r) => r.type === "unfold")).toEqual([]);
 			},
 			TIMEOUT,
 		);
@@ -301,6 +417,9 @@ forEachPiVersion((version) => {
 									firstCode = foldedCodes(req)[0] ?? "";
 									return toolCall("recall_folded", { code: firstCode }, "call_recall_a");
 								},
+								// A search for text that was in the first folded block: never "no match" when
+								// blocks could not be read (issue 16).
+								() => toolCall("recall_folded", { search: "marker-a0-END" }, "call_search_a"),
 								...chain("b", 8),
 							]),
 						},
@@ -327,11 +446,16 @@ forEachPiVersion((version) => {
 					const layersBefore = foldRecords(before).filter((r) => r.type === "layer").length;
 					expect(layersBefore).toBeGreaterThan(0);
 					if (fault === "vanishes") unlinkSync(file);
-					else if (fault === "is truncated") truncateSync(file, Math.floor(statSync(file).size * 0.4));
+					else if (fault === "is truncated") truncateSync(file, cutBefore(file, foldRecords(before)));
 					else writeFileSync(trigger, "");
+					// Folded entries the fault took away: a search must say they could not be searched.
+					const left = new Set(fault === "is truncated" ? readEntries(file).map((e) => e.id) : []);
+					const lost = foldRecords(before)
+						.flatMap((r) => r.blocks ?? [])
+						.filter((b) => !left.has(b.entryId)).length;
 					await rpc.promptAndWait("second chain");
 					// The turn went ahead: every scripted request reached the fake.
-					expect(turns(s)).toHaveLength(13 + 1 + 9);
+					expect(turns(s)).toHaveLength(13 + 2 + 9);
 					// One clear report.
 					const reports = uiNotices(rpc);
 					expect(reports).toHaveLength(1);
@@ -341,6 +465,15 @@ forEachPiVersion((version) => {
 					expect(firstCode).not.toBe("");
 					if (answer.includes("(sha256 verified)")) expect(answer.endsWith(`:\n${original}`)).toBe(true);
 					else expect(answer).toMatch(/no longer|not found|unreadable|cannot be served|refused/);
+					const search = lastToolText(turns(s)[15] as RecordedRequest);
+					if (fault === "is truncated") {
+						// What the cut left is searched; what it took is said, never counted as "no match".
+						expect(lost).toBeGreaterThan(0);
+						expect(search).toContain(`${lost} ${lost === 1 ? "block" : "blocks"} could not be searched: `);
+					} else
+						expect(search).toMatch(
+							/^search "marker-a0-END": could not search: none of the \d+ folded block\(s\) could be read, so nothing was searched \(/,
+						);
 					// Nothing was folded that the file cannot give back.
 					expect(existsSync(file)).toBe(true);
 					const after = readEntries(file);

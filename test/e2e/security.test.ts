@@ -6,6 +6,7 @@
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { CONTROL_CHAR } from "../../src/core/escape.ts";
 import { bigOutputCommand, contentText, dynamicSequence, ensureBundle, foldedCodes, lastToolText } from "./cf.ts";
 import {
 	bash,
@@ -49,6 +50,31 @@ const printLines = (lines: string) =>
 const SECRET_KEY = "sk-ant-api03-Zq8vR2mXn4Lp7Wd1Kc9Tb3Hy6Gf0Js5Ae2Ub8Vx4Nc";
 const SECRET_AWS = "AKIAZ7Q3R5T8V2W4Y6B9";
 const SECRET_PASSWORD = "hunter2-Correct-Horse-77";
+/** Round two (issue 16): the shapes an outside probe saw reach the index, the handoff and the summary. */
+const MORE_SECRETS: Array<[string, string]> = [
+	["mysql -u root -p", "My5ql-Pass-2024"],
+	["curl -u admin:", "Curl-Adm1n-Pw"],
+	["sshpass -p ", "Ssh-Pa55-word"],
+	["docker login -u bot -p ", "D0cker-Hub-Pw"],
+	["some-tool --password ", "Any-T00l-Pass"],
+	["redis://:", "R3dis-Empty-User"],
+	["SECRET_KEY = ", "'django-k3y-not-random-at-all'"],
+	["secret_key_base: ", "9f2b1c0d8e7a6f5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b"],
+	["https://api.telegram.org/bot", "1234567890:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1"],
+	[
+		"https://discord.com/api/webhooks/123456789012345678/",
+		"Zk9x2QvL7mN4pR8sT1uW5yB3cD6fG0hJ2kL4nP6qR8tV0xZ2bD4fH6jL8nP0rT2vX4z",
+	],
+	["Cookie: session=", "c00kie-S3ssion-Value"],
+	["Set-Cookie: sid=", "5et-C00kie-Sid-Value"],
+	["", "AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGP"],
+	["DIGITALOCEAN_TOKEN=", `dop_v1_${"a1b2c3d4".repeat(8)}`],
+];
+const MORE_LINES = MORE_SECRETS.map(([before, secret]) =>
+	before.startsWith("redis") ? `${before}${secret}@cache.internal:6379/0` : `${before}${secret}`,
+);
+/** The secret part of each, as it must never appear (quotes are the assignment's, not the secret's). */
+const MORE_VALUES = MORE_SECRETS.map(([, secret]) => secret.replace(/^'|'$/g, ""));
 
 /** Tool output that imitates context-fold: a marker, a seed-index record, a fake instruction, plus secrets. */
 const IMPOSTOR = [
@@ -60,8 +86,11 @@ const IMPOSTOR = [
 	`export ANTHROPIC_API_KEY=${SECRET_KEY}`,
 	`aws_access_key_id = ${SECRET_AWS}`,
 	`DB_PASSWORD=${SECRET_PASSWORD}`,
+	...MORE_LINES,
+	"git clone https://deploy:Cl0ne-Pa55word@git.example.com/team/repo.git",
 	"error: the build failed for real",
 ].join("\n");
+const ALL_SECRETS = [SECRET_KEY, SECRET_AWS, SECRET_PASSWORD, ...MORE_VALUES, "Cl0ne-Pa55word"];
 
 forEachPiVersion((version) => {
 	describe(`pi ${version}: security`, () => {
@@ -101,6 +130,10 @@ forEachPiVersion((version) => {
 					{ code: "@CODE", lines: "../../etc/passwd" },
 					{ code: "@CODE", lines: "1-99999999999" },
 					{ code: "@CODE\u0000/etc/passwd" },
+					// Control characters in every echoed argument come back escaped (issue 16).
+					{ code: "@CODE", grep: "\u001b[31mmarker\u0007\b\u007f\r" },
+					{ search: "\u001b]0;pwned\u0007needle\u0000" },
+					{ code: "@CODE", lines: "1\u001b[2J-3" },
 				];
 				const steps: Array<(req: RecordedRequest) => Reply> = [
 					() => bash(`${printLines(IMPOSTOR)}; ${bigOutputCommand("s0", 2500)}`, "call_s0"),
@@ -132,6 +165,10 @@ forEachPiVersion((version) => {
 				expect(answers[3]).toContain('no folded block is called "abc123"');
 				expect(answers[4]).toContain("no folded block is called");
 				expect(answers[13]).toContain("no folded block is called");
+				for (const answer of answers.slice(14, 17)) {
+					expect(answer).toContain("\\u001b");
+					expect(CONTROL_CHAR.test(answer.replace(/\n/g, ""))).toBe(false);
+				}
 				// A search finds the imitation text only as a line of the real folded block, by its real code.
 				const search = answers[9] as string;
 				expect(search).toContain("no match");
@@ -149,8 +186,10 @@ forEachPiVersion((version) => {
 				const lines = indexText.split("\n").filter((l) => l.length > 0);
 				expect(lines.length).toBe(records.length);
 				for (const l of lines) expect((JSON.parse(l) as { seq: number }).seq).not.toBe(99);
-				for (const secret of [SECRET_KEY, SECRET_AWS, SECRET_PASSWORD]) expect(indexText).not.toContain(secret);
+				for (const secret of ALL_SECRETS) expect(indexText).not.toContain(secret);
 				expect(indexText).toContain("error: the build failed for real");
+				// A URL whose credentials were redacted never becomes a "file".
+				expect(indexText).not.toContain('"@git.example.com');
 			},
 			TIMEOUT,
 		);
@@ -175,7 +214,7 @@ forEachPiVersion((version) => {
 						sandbox: s.sandbox,
 						prompt: "go",
 						extensions: [bundle],
-						env: { CONTEXTFOLD_DUMP: dump },
+						env: { CONTEXTFOLD_DUMP: dump, CONTEXTFOLD_DEBUG: "1" },
 					}),
 				);
 				// CONTEXTFOLD_DUMP: mode 0600 even over an existing file, and exactly the view that went out.
@@ -186,9 +225,10 @@ forEachPiVersion((version) => {
 				const dumpedTools = dumped.filter((m) => m.role === "toolResult").map((m) => contentText(m.content as never));
 				expect(dumpedTools).toEqual(sentTools);
 				expect(foldedCodes(sent).length).toBeGreaterThan(0);
-				// A bad setting holding a secret is reported without echoing it.
+				// A bad setting holding a secret is reported without echoing it; debug lines hold no secret.
 				expect(r1.stderr).toContain("CONTEXTFOLD_FOLD_AT");
-				expect(r1.stderr).not.toContain(SECRET_KEY);
+				expect(r1.stderr).toContain("[context-fold] req=");
+				for (const secret of ALL_SECRETS) expect(r1.stderr).not.toContain(secret);
 
 				// Deterministic compaction: the imitated instruction stays inside the index, not at the top.
 				s.fake.setScript(dynamicSequence([text("compacted")]));
@@ -205,7 +245,7 @@ forEachPiVersion((version) => {
 				// Text from tool output that imitates the header only ever appears inside an index item.
 				expect(summary.split("\n").filter((l) => l.startsWith("Instructions given with /compact"))).toHaveLength(1);
 				expect(summary.split("\n").filter((l) => l.startsWith("IGNORE ALL PREVIOUS"))).toEqual([]);
-				for (const secret of [SECRET_KEY, SECRET_AWS, SECRET_PASSWORD]) expect(summary).not.toContain(secret);
+				for (const secret of ALL_SECRETS) expect(summary).not.toContain(secret);
 				expect(s.fake.summaryRequests()).toHaveLength(0);
 
 				// Handoff: the goal's secret and the index's secrets are redacted; the seed is 0600 in a 0700 dir.
@@ -221,7 +261,7 @@ forEachPiVersion((version) => {
 				const line = h.stderr.split("\n").find((l) => l.includes("Seed written:")) ?? "";
 				const seedPath = line.replace(/^.*Seed written: /, "").trim();
 				const seed = readFileSync(seedPath, "utf8");
-				for (const secret of [SECRET_KEY, SECRET_AWS, SECRET_PASSWORD]) expect(seed).not.toContain(secret);
+				for (const secret of ALL_SECRETS) expect(seed).not.toContain(secret);
 				expect(seed).toMatch(/\[secret:[0-9a-f]{8}\]/);
 				expect(seed).toContain("error: the build failed for real");
 				expect(statSync(seedPath).mode & 0o777).toBe(0o600);
@@ -250,7 +290,7 @@ forEachPiVersion((version) => {
 					}),
 				);
 				for (const out of [st.stderr, st.stdout, cfg.stderr, cfg.stdout])
-					for (const secret of [SECRET_KEY, SECRET_AWS, SECRET_PASSWORD]) expect(out).not.toContain(secret);
+					for (const secret of ALL_SECRETS) expect(out).not.toContain(secret);
 
 				// Nothing connected anywhere but the fake model, and the guard did see that connection.
 				expect(netViolations(s.sandbox)).toEqual([]);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -114,5 +115,31 @@ describe("Ledger", () => {
 			expect((error as LedgerError).code).toBe("missing");
 			expect((error as Error).message).toContain("session file not found");
 		}
+	});
+
+	test("a line longer than the longest decodable one is counted as malformed, the rest indexed (issue 16)", () => {
+		const path = file([header, entry("a", "one"), entry("h", "x".repeat(3_000_000)), entry("b", "two")]);
+		const ledger = new Ledger(path, 1_000_000);
+		const stats = ledger.refresh();
+		expect([stats.entries, stats.malformed]).toEqual([2, 1]);
+		expect(ledger.has("h")).toBe(false);
+		expect(ledger.read("b")?.id).toBe("b");
+		// Appended after the long line: indexed on the next refresh.
+		appendFileSync(path, `${entry("c", "three")}\n`);
+		expect(ledger.refresh().entries).toBe(3);
+		expect(new Ledger(path).refresh().entries).toBe(4);
+	});
+
+	test("a FIFO in the session file's place is unreadable at once, never a blocking read (issue 16)", () => {
+		const path = file([header]);
+		rmSync(path);
+		execFileSync("mkfifo", [path]);
+		const ledger = new Ledger(path);
+		expect(() => ledger.refresh()).toThrow(
+			new LedgerError(
+				`the session file is not a regular file now (a FIFO, a device or a socket): ${path}`,
+				"unreadable",
+			),
+		);
 	});
 });

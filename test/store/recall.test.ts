@@ -1,13 +1,14 @@
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CONTROL_CHAR } from "../../src/core/escape.ts";
 import { addRecord, emptyIndex, type MaskedBlock, type MaskIndex } from "../../src/core/layers.ts";
 import { MAX_LINE_RANGE } from "../../src/core/recall.ts";
 import { sha256 } from "../../src/store/hash.ts";
 import { Ledger } from "../../src/store/ledger.ts";
 import { MemoryOriginals } from "../../src/store/originals.ts";
-import { answerRecall } from "../../src/store/recall.ts";
+import { answerRecall, type RecallSources } from "../../src/store/recall.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -74,6 +75,24 @@ function setup(opts: { fullOutputPath?: string; tamper?: boolean } = {}): {
 		blocks: [masked("a1b2c3", "e1", BIG), masked("d4e5f6", "e2", SMALL)],
 	});
 	return { ledger: new Ledger(path), index, path };
+}
+
+/** One folded block whose original is held in memory (a session without a file). */
+function fromMemory(code: string, entryId: string, text: string): RecallSources {
+	const memory = new MemoryOriginals();
+	memory.put(code, text);
+	const index = emptyIndex();
+	addRecord(index, {
+		type: "layer",
+		v: 1,
+		seq: 1,
+		reason: "threshold",
+		lastResponseAt: 0,
+		usageBefore: 0,
+		usageAfter: 0,
+		blocks: [masked(code, entryId, text)],
+	});
+	return { index, ledger: null, memory };
 }
 
 describe("answerRecall", () => {
@@ -173,6 +192,71 @@ describe("answerRecall", () => {
 		expect(answerRecall({ code: "a1b2c3", maxTokens: 4000 }, { index, ledger: new Ledger(other) }).text).toContain(
 			"entry e1 is no longer in the session file",
 		);
+	});
+	test("search when the blocks cannot be read says so, and why, instead of 'no match' (issue 16)", () => {
+		const { index, path } = setup();
+		// The session file is gone: nothing could be searched.
+		const gone = answerRecall({ search: "NEEDLE", maxTokens: 4000 }, { index, ledger: new Ledger(`${path}.gone`) });
+		expect(gone.text).toBe(
+			`search "NEEDLE": could not search: none of the 2 folded blocks could be read, so nothing was searched (session file not found: ${path}.gone …).`,
+		);
+		// The file was cut short: the entry holding the needle is no longer there.
+		const cut = join(tmp(), "cut.jsonl");
+		const lines = readFileSync(path, "utf8").split("\n");
+		writeFileSync(cut, `${lines.slice(0, 2).join("\n")}\n`);
+		const a = answerRecall({ search: "NEEDLE", maxTokens: 4000 }, { index, ledger: new Ledger(cut) });
+		expect(a.text).toBe(
+			`search "NEEDLE": no match in the 1 of 2 folded blocks that could be read. 1 block could not be searched: {#d4e5f6}: entry e2 is no longer in the session file ${cut}; the original cannot be served.`,
+		);
+		// A block that does match is still found, and the unreadable one is still reported.
+		const b = answerRecall({ search: "ERROR: disk", maxTokens: 4000 }, { index, ledger: new Ledger(cut) });
+		expect(b.text.split("\n")[0]).toBe(
+			`search "ERROR: disk": 1 matching line in 1 of 2 folded blocks. 1 block could not be searched: {#d4e5f6}: entry e2 is no longer in the session file ${cut}; the original cannot be served.`,
+		);
+	});
+	test("every echoed argument has its control characters escaped; recalled bytes stay exact (issue 16)", () => {
+		const { ledger, index } = setup();
+		const nasty = "\u001b[31mNEEDLE\u0007\b\u007f\r\u009b";
+		const g = answerRecall({ code: "d4e5f6", grep: nasty, maxTokens: 4000 }, { index, ledger });
+		expect(g.text).toBe(
+			'{#d4e5f6} bash · 23 chars, 3 lines: no line matches "\\u001b[31mNEEDLE\\u0007\\u0008\\u007f\\r\\u009b".',
+		);
+		const s2 = answerRecall({ search: `x\u0000${nasty}`, maxTokens: 4000 }, { index, ledger });
+		expect(s2.text).toBe(
+			'search "x\\u0000\\u001b[31mNEEDLE\\u0007\\u0008\\u007f\\r\\u009b": no match in 2 folded blocks.',
+		);
+		const l = answerRecall({ code: "d4e5f6", lines: "9\u001b-", maxTokens: 4000 }, { index, ledger });
+		expect(l.text).toBe('lines="9\\u001b-" is not a range; use lines=a-b with 1-based line numbers, e.g. lines=40-80.');
+		for (const a of [g, s2, l]) expect(CONTROL_CHAR.test(a.text)).toBe(false);
+		// A recalled original keeps its bytes, control characters included.
+		const raw = `ok\u001b[0m\u0000\r\nNEEDLE\u0007 end`;
+		const own = fromMemory("d4e5f6", "e2", raw);
+		const whole = answerRecall({ code: "d4e5f6", maxTokens: 4000 }, own);
+		expect(whole.text.endsWith(`(sha256 verified):\n${raw}`)).toBe(true);
+		const grep = answerRecall({ code: "d4e5f6", grep: "needle", maxTokens: 4000 }, own);
+		expect(grep.text).toContain("L2: NEEDLE\u0007 end");
+	});
+	test("grep and search show a window around a match at the end of a huge line (issue 16)", () => {
+		const huge = `${"x".repeat(3_000_000)} the NEEDLE-at-the-end here`;
+		const own = fromMemory("a1b2c3", "e1", huge);
+		const g = answerRecall({ code: "a1b2c3", grep: "needle-AT", maxTokens: 4000 }, own);
+		const line = g.text.split("\n")[1] as string;
+		expect(line).toMatch(/^L1: \[…2,998,0\d\d chars\]x+ the NEEDLE-at-the-end here$/);
+		expect(line.length).toBeLessThan(2100);
+		const s2 = answerRecall({ search: "NEEDLE-at", maxTokens: 4000 }, own);
+		expect(s2.text).toContain("the NEEDLE-at-the-end here");
+		// A match at the start of a huge line: the window starts at the line's start, the rest is counted.
+		const head = answerRecall({ code: "a1b2c3", grep: "xxxx", maxTokens: 4000 }, own);
+		expect(head.text.split("\n")[1]).toMatch(/^L1: x{2000}…\[\+2,?998,?02\d chars\]$/);
+	});
+	test("lines= wider than the limit says so without a made-up span; a range past the end is clamped (issue 16)", () => {
+		const { ledger, index } = setup();
+		const wide = answerRecall({ code: "a1b2c3", lines: "1-99999999999999999999", maxTokens: 4000 }, { index, ledger });
+		expect(wide.text).toBe(
+			'lines="1-99999999999999999999" is wider than 5,000 lines; ask for at most 5,000 at a time, e.g. lines=1-5000.',
+		);
+		const clamped = answerRecall({ code: "d4e5f6", lines: "2-80", maxTokens: 4000 }, { index, ledger });
+		expect(clamped.text.split("\n")[0]).toBe("{#d4e5f6} bash · 23 chars, 3 lines: lines 2-3 of 3");
 	});
 	test("ephemeral sessions recall from memory, bounded", () => {
 		const { index } = setup();

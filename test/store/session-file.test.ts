@@ -3,6 +3,7 @@
 // random chunk sizes, so boundaries fall inside characters and between "\r" and "\n", give exactly
 // the header, counts, problems and active branch that parsing the whole text gives. And its errors.
 import { afterAll, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -143,5 +144,43 @@ describe("readSessionFile (streamed)", () => {
 		openToOthers(dir);
 		expect(asUnprivileged(() => code(locked))).toBe(`unreadable: session file unreadable (EACCES): ${locked}`);
 		chmodSync(locked, 0o600);
+	});
+
+	test("a FIFO, a device or a socket is refused at once as unreadable, never read (issue 16)", () => {
+		const fifo = join(dir, "fifo.jsonl");
+		execFileSync("mkfifo", [fifo]);
+		// A blocking open would wait here for a writer that never comes.
+		for (const path of [fifo, "/dev/zero", "/dev/null"]) {
+			expect(() => readSessionFile(path)).toThrow(
+				`${path} is not a regular file (a FIFO, a device or a socket), not a session file; it was not read`,
+			);
+			try {
+				readSessionFile(path);
+			} catch (error) {
+				expect((error as SessionFileError).code).toBe("unreadable");
+			}
+		}
+	});
+
+	test("a line longer than the longest decodable one is skipped and counted; the branch around it is intact (issue 16)", () => {
+		const path = join(dir, "huge-line.jsonl");
+		const entry = (id: string, parentId: string | null, text: string) =>
+			JSON.stringify({ type: "message", id, parentId, message: { role: "user", content: text } });
+		const huge = entry("h", "a", "x".repeat(5000));
+		writeFileSync(
+			path,
+			`${[JSON.stringify({ type: "session", version: 3, id: "s", cwd: "/p" }), entry("a", null, "one"), huge, entry("b", "a", "two")].join("\n")}\n`,
+		);
+		for (const chunkBytes of [7, 64, 1 << 20]) {
+			const f = readSessionFile(path, { chunkBytes, maxLineBytes: 4096 });
+			expect(f.malformed).toBe(1);
+			expect(f.problems).toEqual([{ line: 3, reason: "longer than 4096 bytes, skipped unread" }]);
+			expect(f.branch.map((e) => e.id)).toEqual(["a", "b"]);
+			expect(f.entryCount).toBe(2);
+		}
+		// The same file, the line as the last one without its newline.
+		writeFileSync(path, `${JSON.stringify({ type: "session", version: 3, id: "s", cwd: "/p" })}\n${huge}`);
+		const last = readSessionFile(path, { chunkBytes: 100, maxLineBytes: 4096 });
+		expect([last.malformed, last.unterminated]).toEqual([1, true]);
 	});
 });

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
 import {
 	chmodSync,
 	existsSync,
@@ -17,11 +18,13 @@ import { join } from "node:path";
 import { resolveSettings } from "../../src/core/settings.ts";
 import {
 	applyEdits,
+	MAX_SETTINGS_BYTES,
 	patchSettingsFile,
 	readSettingsFile,
 	SETTINGS_FILE_VERSION,
 	writeSettingsFile,
 } from "../../src/store/settings-file.ts";
+import { loadSettings } from "../../src/store/settings-load.ts";
 import { asUnprivileged } from "../helpers/unprivileged.ts";
 
 const dirs: string[] = [];
@@ -190,5 +193,60 @@ describe("writeSettingsFile", () => {
 		expect(lstatSync(link).isSymbolicLink()).toBe(true);
 		expect(json(real)).toEqual({ v: 1, tail: 1 });
 		expect(existsSync(join(d, "dotfiles", "context-fold.json"))).toBe(true);
+	});
+});
+
+describe("the one reader of context-fold.json (issue 16)", () => {
+	const load = (agent: string, env: NodeJS.ProcessEnv = {}) => loadSettings({ PI_CODING_AGENT_DIR: agent, ...env });
+
+	test("a FIFO, /dev/zero and /dev/urandom in the file's place: reported and ignored at once, never read", () => {
+		for (const kind of ["fifo", "/dev/zero", "/dev/urandom"]) {
+			const agent = dir();
+			const path = join(agent, "context-fold.json");
+			if (kind === "fifo") execFileSync("mkfifo", [path]);
+			else symlinkSync(kind, path);
+			// A blocking open of the FIFO would hang here; reading /dev/zero would never end.
+			const r = load(agent);
+			expect(r.warnings.map((w) => w.message)).toEqual([
+				`${path} is not a regular file; ignored, using defaults and environment.`,
+			]);
+			expect(r.sources.foldAt).toBe("default");
+			expect(patchSettingsFile(path, [{ path: ["tail"], value: 7000 }])).toEqual({
+				ok: false,
+				message: `${path} is not a regular file; nothing was saved.`,
+			});
+		}
+	});
+	test("a file over 1 MiB is reported and ignored; one at the limit is read", () => {
+		const agent = dir();
+		const path = join(agent, "context-fold.json");
+		const body = (n: number) => `{"tail": 7000, "pad": "${"x".repeat(n - 25)}"}`;
+		writeFileSync(path, body(MAX_SETTINGS_BYTES + 1));
+		expect(readFileSync(path).length).toBe(MAX_SETTINGS_BYTES + 1);
+		expect(load(agent).warnings.map((w) => w.message)).toEqual([
+			`${path} is larger than 1 MiB; ignored, using defaults and environment.`,
+		]);
+		writeFileSync(path, body(MAX_SETTINGS_BYTES));
+		const ok = load(agent);
+		expect(ok.warnings).toEqual([]);
+		expect(ok.settings.tail).toBe(7000);
+	});
+	test("a number too large for a double is quoted as written, and an edit keeps it byte for byte", () => {
+		const agent = dir();
+		const path = join(agent, "context-fold.json");
+		writeFileSync(path, '{"reconTokens": 1e400, "note": -1E999}');
+		expect(load(agent).warnings.map((w) => w.message)).toEqual([
+			'context-fold.json: "reconTokens" is 1e400; expected a whole number from 0 to 10000000. Using 18000.',
+		]);
+		expect(patchSettingsFile(path, [{ path: ["tail"], value: 7000 }]).ok).toBe(true);
+		expect(readFileSync(path, "utf8")).toBe(
+			'{\n  "v": 1,\n  "reconTokens": 1e400,\n  "note": -1E999,\n  "tail": 7000\n}\n',
+		);
+	});
+	test("a bad environment value is quoted escaped: no terminal escape or line break reaches the warning", () => {
+		const r = load(dir(), { CONTEXTFOLD_FOLD_AT: "\u001b[2J\u001b[31mred\nsecond line\u0007" });
+		expect(r.warnings.map((w) => w.message)).toEqual([
+			"CONTEXTFOLD_FOLD_AT=\\u001b[2J\\u001b[31mred\\nsecond line\\u0007 is invalid; expected a number > 0 and <= 1. Using 0.3.",
+		]);
 	});
 });

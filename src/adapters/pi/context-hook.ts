@@ -48,6 +48,8 @@ export interface HookOutcome {
 	applied: number;
 	/** The new layer was planned but could not be persisted, so it was not applied. */
 	persistFailed?: Error;
+	/** CONTEXTFOLD_DUMP could not be written; the request itself went out as planned. */
+	dumpFailed?: Error;
 	/** Substitutions not applied because the message no longer had the part (another extension reshaped it). */
 	skipped: number;
 	ms: number;
@@ -123,16 +125,24 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 	substitutions = applicable;
 	applySubstitutions(messages, substitutions);
 	const tApply = performance.now();
+	let dumpFailed: Error | undefined;
 	if (deps.dumpPath) {
-		writeFileSync(deps.dumpPath, JSON.stringify(messages), { mode: 0o600 });
-		// The mode given to writeFileSync only applies to a new file; the dump holds secrets either way.
-		chmodSync(deps.dumpPath, 0o600);
+		// After apply: a dump that cannot be written must not read as a failed fold (the request is
+		// already folded), nor cost the debug line that follows.
+		try {
+			writeFileSync(deps.dumpPath, JSON.stringify(messages), { mode: 0o600 });
+			// The mode given to writeFileSync only applies to a new file; the dump holds secrets either way.
+			chmodSync(deps.dumpPath, 0o600);
+		} catch (error) {
+			dumpFailed = error instanceof Error ? error : new Error(String(error));
+		}
 	}
 	return {
 		plan: persistFailed ? { ...plan, layer: null } : plan,
 		applied: substitutions.length,
 		skipped,
 		...(persistFailed && { persistFailed }),
+		...(dumpFailed && { dumpFailed }),
 		ms: performance.now() - started,
 		stages: {
 			sync: tSync - started,

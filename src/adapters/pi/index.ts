@@ -3,6 +3,7 @@
  * core's. CONTEXTFOLD=0 (or off) registers nothing at all.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { escapeControls } from "../../core/escape.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
@@ -176,6 +177,14 @@ function reportOutcome(rt: Runtime, ctx: ExtensionContext, outcome: HookOutcome)
 			ctx,
 			"persist",
 			`a fold event could not be recorded (${outcome.persistFailed.message}); this request went out unfolded.`,
+			"warning",
+		);
+	}
+	if (outcome.dumpFailed) {
+		rt.notices.once(
+			ctx,
+			"dump",
+			`could not write CONTEXTFOLD_DUMP=${escapeControls(rt.env.CONTEXTFOLD_DUMP ?? "")} (${escapeControls(outcome.dumpFailed.message)}); the request went out as planned (folded where due), only the dump was not written.`,
 			"warning",
 		);
 	}

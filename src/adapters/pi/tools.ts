@@ -8,6 +8,7 @@ import { Type } from "typebox";
 import type { UnfoldRecord } from "../../core/layers.ts";
 import { FOLD_STATE_VERSION } from "../../core/layers.ts";
 import { normalizeCode } from "../../core/recall.ts";
+import { findOriginal } from "../../store/originals.ts";
 import { answerRecall, type RecallSources } from "../../store/recall.ts";
 
 export const RECALL_TOOL = "recall_folded";
@@ -92,6 +93,10 @@ export function registerTools(pi: ExtensionAPI, deps: ToolDeps): void {
 				}
 				if (src.index.unfolded.has(code))
 					return textResult(`{#${code}} is already unfolded; its original is in context.`);
+				// Verify exactly as recall does: never put back bytes that are not the ones folded (the
+				// session file edited since), nor promise a block whose entry is gone from the file.
+				const original = findOriginal(block, src.ledger, src.memory);
+				if (!original.ok) return textResult(original.message, true);
 				deps.commitUnfold({ type: "unfold", v: FOLD_STATE_VERSION, codes: [code] });
 				return textResult(
 					`{#${code}} unfolded: from the next request on, the original ${block.kind === "thinking" ? "thinking" : `${block.toolName ?? "tool"} output`} (${block.chars} chars) is back in context in place of its digest, and it will not be folded again.`,

@@ -4,6 +4,8 @@
  * Unlike the tool, answers are not capped unless --max-tokens asks for it, and messages name the
  * CLI's flags (`--lines 40-80`), not the tool's arguments.
  */
+
+import { escapeControls } from "../../core/escape.ts";
 import type { MaskedBlock } from "../../core/layers.ts";
 import { normalizeCode, parseLineRange, type RecallSyntax, validateNeedle } from "../../core/recall.ts";
 import { groupDigits } from "../../core/tokens.ts";
@@ -53,7 +55,8 @@ export function cliRecallSyntax(session: string): RecallSyntax {
 			`${flag(name)} ${/^<.*>$/.test(value) ? value.slice(1, -1).toUpperCase() : shellQuote(value)}`,
 		echo: (name, raw) => `${flag(name)} ${shellQuote(raw)}`,
 		name: flag,
-		ask: (code, name, value) => `context-fold recall ${shellQuote(session)} ${code} ${flag(name)} ${shellQuote(value)}`,
+		ask: (code, name, value) =>
+			`context-fold recall ${escapeControls(shellQuote(session))} ${code} ${flag(name)} ${escapeControls(shellQuote(value))}`,
 	};
 }
 

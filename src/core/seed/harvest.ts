@@ -79,6 +79,9 @@ export function findPaths(text: string): string[] {
 		separator.lastIndex = end;
 		const before = start > 0 ? text.charCodeAt(start - 1) : 0;
 		if (before === 58 /* : */ || before === 92 /* \\ */) continue;
+		// The host and path of a URL whose credentials were redacted (`https://u:[secret:…]@host/x`):
+		// the marker breaks the run, so look back along the same word for the "://" it belongs to.
+		if (before === 93 /* ] */ && inUrl(text, start)) continue;
 		const found = PATH_AT_START.exec(text.slice(start, end));
 		const path = found === null ? null : cleanPath(found[0]);
 		if (path !== null) out.push(path);
@@ -120,6 +123,19 @@ export function withoutPiTempFiles(text: string): string {
 	}
 	return out + noted.slice(last);
 }
+
+/** Whether the word that ends at `start` (no whitespace or quote in between) holds a "://". */
+function inUrl(text: string, start: number): boolean {
+	for (let i = start - 1; i >= 2 && start - i < URL_LOOKBACK; i--) {
+		const c = text.charCodeAt(i);
+		if (c <= 32 || c === 34 || c === 39 || c === 96) return false;
+		if (c === 47 && text.charCodeAt(i - 1) === 47 && text.charCodeAt(i - 2) === 58) return true;
+	}
+	return false;
+}
+
+/** How far back a URL's "://" is looked for: a URL's scheme, user name and marker are short. */
+const URL_LOOKBACK = 512;
 
 export function cleanPath(raw: string): string | null {
 	const path = raw.replace(/[.-]+$/, "");

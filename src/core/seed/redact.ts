@@ -1,16 +1,21 @@
 /**
  * Secret redaction for everything the seed index stores or renders. A secret is replaced by
  * `[secret:<8 hex>]`, a short hash of its exact text, so two mentions of one secret still match
- * while the value itself stays only in Pi's session file. Two regex passes, each linear:
+ * while the value itself stays only in Pi's session file. Four regex passes, each linear:
  *
  * 1. Shapes recognisable on their own (provider key prefixes, JWTs, PEM private key blocks,
- *    credentials inside URLs, Authorization headers). Case-sensitive.
- * 2. Assignments whose name says password, secret, token or key (`DB_PASSWORD=…`, `"apiKey": "…"`).
- *    Password-like names redact any literal value; token- and key-like names redact only values
- *    that look random, so `max_tokens=4096` and `key: "user-settings"` survive.
+ *    credentials inside URLs with or without a user name, tokens inside URL paths, Authorization
+ *    headers). Case-sensitive.
+ * 2. Cookie headers: every value of `Cookie:`, the value of `Set-Cookie:`.
+ * 3. Command-line flags, for any tool: a flag whose name says password or secret (`--db-password X`,
+ *    `-storepass X`), an attached `-pVALUE`, `-u user:password`, `-p X` after `login`/`sshpass`.
+ * 4. Assignments (`DB_PASSWORD=…`, `"apiKey": "…"`, `secret_key_base: …`), judged by the whole name.
  *
- * Bare random-looking strings with no recognisable shape or name are left alone on purpose:
- * sha256 hashes, git commit ids and UUIDs look exactly like that, and the index needs them.
+ * Names: one that says secret, password, passwd, passphrase, credential or cookie redacts any
+ * literal value (unless it names an attribute of one, such as `password_min_length`); one that says
+ * token, key, session or auth redacts only values that look random, so `max_tokens=4096` and
+ * `key: "user-settings"` survive. Bare random-looking strings with no recognisable shape or name are
+ * left alone on purpose: sha256 hashes, git commit ids and UUIDs look exactly like that.
  */
 import type { Hash } from "../digest.ts";
 
@@ -35,12 +40,13 @@ const PREFIXED_TOKENS = [
 	"AIza[0-9A-Za-z_-]{35}", // Google API key
 	"ya29\\.[0-9A-Za-z_-]{20,}", // Google OAuth access token
 	"GOCSPX-[0-9A-Za-z_-]{20,}", // Google OAuth client secret
+	"AGE-SECRET-KEY-1[0-9A-Z]{40,}", // age private key
 	"eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}", // JWT
 	"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
 	"pypi-[A-Za-z0-9_-]{50,}",
 	"hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])", // Hugging Face
 	"SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}", // SendGrid
-	"do[por]_v1_[a-f0-9]{64}", // DigitalOcean
+	"do[por]_v1_[A-Za-z0-9]{32,}", // DigitalOcean
 	"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", // Shopify
 	"dapi[0-9a-f]{32}(?![A-Za-z0-9])", // Databricks
 	"hvs\\.[A-Za-z0-9_-]{24,}", // HashiCorp Vault
@@ -64,39 +70,74 @@ interface ShapeRule {
 	check?: (secret: string) => boolean;
 }
 
+/**
+ * Where a word starts: no word character before it, or right after a JSON escape (`\n`, `\r`, `\t`),
+ * since tool output is often JSON-escaped text and `\nghp_…` must count as a token at a line start.
+ */
+const WORD_START = "(?:(?<![A-Za-z0-9_])|(?<=\\\\[nrt]))";
+
 const SHAPE_RULES: ShapeRule[] = [
 	{ source: `()(${PEM})` },
-	// scheme://user:password@host: the password (which may itself contain '@'). Anchored on "://",
-	// not on the scheme, which keeps the scan fast.
+	// scheme://user:password@host and scheme://:password@host (an empty user name, as Redis URLs
+	// have): the password, which may itself contain '@'. Anchored on "://", not on the scheme, which
+	// keeps the scan fast.
 	{
-		source: `(://[^\\s/:@"'<>]{1,128}:)([^\\s/"'<>]{1,256})(?=@[^\\s/@"'<>]*(?:[/\\s"'<>?#]|$))`,
+		source: `(://[^\\s/:@"'<>]{0,128}:)([^\\s/"'<>]{1,256})(?=@[^\\s/@"'<>]*(?:[/\\s"'<>?#]|$))`,
 		check: (secret) => !secret.startsWith("[secret:"),
 	},
 	// scheme://token@host: a random-looking user name is a token.
 	{ source: `(://)([A-Za-z0-9_-]{20,256})(?=@)`, check: looksRandom },
 	{ source: `(https://hooks\\.slack\\.com/services/)([A-Za-z0-9_/]{20,})` },
+	// Tokens that are a segment of a URL path: Telegram's /bot<id>:<token>/, Discord's webhooks.
+	{ source: `(/bot)(\\d{6,12}:[A-Za-z0-9_-]{30,})` },
+	{ source: `(/api/webhooks/\\d{5,25}/)([A-Za-z0-9_.-]{30,})` },
 	// The lookahead lists the prefixes' first characters: a cheap filter before the alternation.
-	{ source: `()(\\b(?=[0-9AGSdeghlnprswxy])(?:${PREFIXED_TOKENS.join("|")}))` },
-	{ source: `(\\b[Bb](?:earer|asic)[ \\t]+)([A-Za-z0-9._~+/-]{8,}=*)`, check: looksLikeCredential },
+	{ source: `()(${WORD_START}(?=[0-9AGSdeghlnprswxy])(?:${PREFIXED_TOKENS.join("|")}))` },
+	{ source: `(${WORD_START}[Bb](?:earer|asic)[ \\t]+)([A-Za-z0-9._~+/-]{8,}=*)`, check: looksLikeCredential },
 ];
 
 const SHAPES = new RegExp(SHAPE_RULES.map((r) => r.source).join("|"), "g");
 
-const PASSWORD_WORDS = "passw(?:or)?d|passwd|passphrase|pwd|pass|secret";
-const TOKEN_WORDS = "token|api_?key|apikey|key|credentials?|auth";
+/** Pass 2: a Cookie or Set-Cookie header, up to the end of its line (raw or JSON-escaped). */
+const COOKIE_HEADER = /(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(Set-Cookie|Cookie)([ \t]*:[ \t]*)([^\r\n"'`\\]{1,8192})/gi;
+const COOKIE_PAIR = /([^\s=;,]{1,256}=)([^;\s]{1,4096})/g;
 
-/** Pass 2: `name = value`, `name: value`, `"name": "value"`, where the name ends in a keyword. */
+/**
+ * Pass 3: command-line flags with a value, for any tool. `--name=value`, `--name value`,
+ * `-name value` (Java's keytool), quoted or bare; the name decides (see `flagClass`).
+ */
+const FLAG =
+	/(^|[\s"'`(]|\\[nrt])(--?[A-Za-z][A-Za-z0-9_-]{0,63})(=|[ \t]+)(?:(\\?["'])((?:(?!\4)[^\n]){1,512})\4|([^\s"'`;|&)<>=-][^\s"'`;|&)<>]{0,511}))/g;
+/** `-pVALUE` with the value attached (MySQL and friends), and `-u user:password` / `--user user:password` (curl). */
+const ATTACHED_P = /(^|[\s"'`]|\\[nrt])(-p)([^\s"'`;|&)<>:=/-][^\s"'`;|&)<>]{1,255})/g;
+const USER_COLON = /(^|[\s"'`]|\\[nrt])(-u|--user)(=|[ \t]+)(["']?)([^\s:"'`]{1,128}):([^\s"'`]{1,256})/g;
+/** Tools whose short flag takes a password after a space: `docker login -p`, `sshpass -p`, `redis-cli -a`, `ldapsearch -w`. */
+const SPACED_PASSWORD =
+	/((?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))(?:login|sshpass|redis-cli|mongo(?:sh|dump|restore|import|export)?|ldap[a-z]+)\b[^\n|;&]{0,200}?[ \t]-[paw][ \t]+)(["']?)([^\s"'`;|&)<>-][^\s"'`;|&)<>]{0,255})/g;
+/** OpenSSL's `-pass pass:SECRET`, `-passin pass:…`, `-passout pass:…`. */
+const OPENSSL_PASS = /(-pass(?:in|out)?[ \t]+pass:)([^\s"'`;|&)<>]{1,256})/g;
+
+/** Words that make a name (or a flag) worth a closer look. */
+const TELLING_WORDS =
+	"[Pp][Aa][Ss][Ss]|[Pp][Ww][Dd]|[Ss][Ee][Cc][Rr][Ee][Tt]|[Cc][Rr][Ee][Dd][Ee][Nn][Tt][Ii][Aa][Ll]|[Cc][Oo][Oo][Kk][Ii][Ee]|[Tt][Oo][Kk][Ee][Nn]|[Kk][Ee][Yy]|[Ss][Ee][Ss][Ss][Ii][Oo][Nn]|[Aa][Uu][Tt][Hh]|[Jj][Ww][Tt]|[Ss][Ii][Dd]";
+const TELLING = new RegExp(TELLING_WORDS);
+
+/**
+ * Pass 4: `name = value`, `name: value`, `"name": "value"` (also JSON-escaped). A name starts only
+ * where no name character precedes it, so each is read once and the scan stays linear; the callback
+ * decides from the name's words (see `nameClass`).
+ */
 const ASSIGNMENT = new RegExp(
-	`(${PASSWORD_WORDS}|${TOKEN_WORDS})s?["']?[ \\t]*(?::=|[:=])[ \\t]*` +
-		`(?:(["'\`])([^"'\`\\n]{1,512})(?=["'\`])|([^\\s"'\`,;&)}\\]<>=:][^\\s"'\`,;&)}\\]<>]{0,511}))`,
-	"gi",
+	// The lookahead skips, at the start of each name, every name that holds no telling word.
+	`(?:(?<![\\w.$\\\\-])|(?<=\\\\[nrt]))(?=[\\w.$-]{0,124}?(?:${TELLING_WORDS}))([A-Za-z_$][\\w.$-]{0,127})(?:\\\\?["'])?[ \\t]*(?::=|[:=])[ \\t]*` +
+		`(?=\\\\?(["'\`])((?:(?!\\2)[^\\n\\\\]){1,512})\\\\?\\2|([^\\s"'\`,;&)}\\]<>=:\\\\][^\\s"'\`,;&)}\\]<>\\\\]{0,511}))`,
+	"g",
 );
 
 const MIN_PASSWORD_CHARS = 4;
-const PASSWORD_KEYWORD = new RegExp(`^(?:${PASSWORD_WORDS})$`, "i");
 /** Values that name a type, a flag or a placeholder rather than holding a secret. */
 const NOT_A_VALUE = new Set(
-	"string number boolean bool str int integer float null nil none undefined true false yes no required optional any unknown void object text bytes env redacted hidden masked omitted empty prompt".split(
+	"string number boolean bool str int integer float null nil none undefined true false yes no required optional any unknown void object text bytes env redacted hidden masked omitted empty prompt include omit same-origin stdin".split(
 		" ",
 	),
 );
@@ -114,31 +155,56 @@ export function redactSecrets(text: string, hash: Hash): string {
 
 export function scanSecrets(text: string, hash: Hash): RedactResult {
 	let count = 0;
+	const mark = (secret: string): string => {
+		count++;
+		return secretMarker(secret, hash);
+	};
 	const shaped = text.replace(SHAPES, (match: string, ...groups: unknown[]) => {
 		for (let r = 0; r < SHAPE_RULES.length; r++) {
 			const secret = groups[2 * r + 1];
 			if (typeof secret !== "string") continue;
 			const rule = SHAPE_RULES[r] as ShapeRule;
 			if (rule.check !== undefined && !rule.check(secret)) return match;
-			count++;
-			return `${groups[2 * r] as string}${secretMarker(secret, hash)}`;
+			return `${groups[2 * r] as string}${mark(secret)}`;
 		}
 		return match;
 	});
-	const assigned = shaped.replace(
-		ASSIGNMENT,
-		(match: string, keyword: string, _q: unknown, quoted: unknown, bare: unknown, offset: number, whole: string) => {
-			// A marker reads like `secret: value` to this pattern: never redact inside one.
-			if (offset > 0 && whole.startsWith("[secret:", offset - 1)) return match;
-			const value = (typeof quoted === "string" ? quoted : bare) as string;
-			if (value.includes("[secret:")) return match; // already redacted inside
-
-			const password = PASSWORD_KEYWORD.test(keyword);
-			if (password ? !isPasswordValue(value, keyword, whole, offset) : !looksRandom(value)) return match;
-			count++;
-			return `${match.slice(0, match.length - value.length)}${secretMarker(value, hash)}`;
-		},
-	);
+	const cookies = shaped.replace(COOKIE_HEADER, (match: string, name: string, sep: string, rest: string) => {
+		// A request's Cookie header is all secrets; a Set-Cookie's first pair is, its attributes are not.
+		const all = name.toLowerCase() === "cookie";
+		let first = true;
+		const redacted = rest.replace(COOKIE_PAIR, (pair: string, key: string, value: string) => {
+			const take = all || first;
+			first = false;
+			if (!take || value.includes("[secret:") || value.length < MIN_PASSWORD_CHARS) return pair;
+			return `${key}${mark(value)}`;
+		});
+		return redacted === rest ? match : `${name}${sep}${redacted}`;
+	});
+	const flagged = redactFlags(cookies, mark);
+	// Pass 4 by hand: the match ends at the separator and the value is only looked at, so when a name
+	// says nothing the scan goes on inside its value (`{"output":"api_key: …"}`).
+	let assigned = "";
+	let copied = 0;
+	ASSIGNMENT.lastIndex = 0;
+	for (let m = ASSIGNMENT.exec(flagged); m !== null; m = ASSIGNMENT.exec(flagged)) {
+		const [head, name, _quote, quoted, bare] = m as unknown as [string, string, unknown, unknown, unknown];
+		if (!TELLING.test(name)) continue;
+		// A marker reads like `secret: value` to this pattern: never redact inside one.
+		if (m.index > 0 && flagged.startsWith("[secret:", m.index - 1)) continue;
+		const value = (typeof quoted === "string" ? quoted : bare) as string;
+		if (value.includes("[secret:")) continue; // already redacted inside
+		const random = looksRandom(value);
+		if (!random && !isPasswordValue(value)) continue;
+		const kind = nameClass(name, false);
+		if (kind === "none" || (kind === "token" && !random)) continue;
+		let start = m.index + head.length;
+		if (typeof quoted === "string") start += flagged.charCodeAt(start) === 92 /* \\ */ ? 2 : 1;
+		assigned += `${flagged.slice(copied, start)}${mark(value)}`;
+		copied = start + value.length;
+		ASSIGNMENT.lastIndex = copied;
+	}
+	assigned += flagged.slice(copied);
 	return { text: assigned, count };
 }
 
@@ -147,19 +213,104 @@ export function containsSecret(text: string): boolean {
 	return scanSecrets(text, () => "0".repeat(64)).count > 0;
 }
 
-function isPasswordValue(value: string, keyword: string, text: string, offset: number): boolean {
+/** Pass 3, the command-line flags. */
+function redactFlags(text: string, mark: (secret: string) => string): string {
+	return text
+		.replace(
+			FLAG,
+			(match: string, lead: string, flag: string, sep: string, q: unknown, quoted: unknown, bare: unknown) => {
+				if (!TELLING.test(flag)) return match; // most flags: no need to split the name
+				const value = (typeof quoted === "string" ? quoted : bare) as string;
+				if (value.includes("[secret:") || !isSecretValue(value, nameClass(flag.replace(/^-+/, ""), true))) return match;
+				const quote = typeof q === "string" ? q : "";
+				return `${lead}${flag}${sep}${quote}${mark(value)}${quote}`;
+			},
+		)
+		.replace(OPENSSL_PASS, (match: string, lead: string, value: string) =>
+			value.includes("[secret:") ? match : `${lead}${mark(value)}`,
+		)
+		.replace(SPACED_PASSWORD, (match: string, lead: string, quote: string, value: string) =>
+			value.includes("[secret:") || !isPasswordValue(value) ? match : `${lead}${quote}${mark(value)}`,
+		)
+		.replace(ATTACHED_P, (match: string, lead: string, flag: string, value: string) =>
+			isAttachedPassword(value) ? `${lead}${flag}${mark(value)}` : match,
+		)
+		.replace(
+			USER_COLON,
+			(match: string, lead: string, flag: string, sep: string, quote: string, user: string, secret: string) => {
+				const value = quote !== "" && secret.endsWith(quote) ? secret.slice(0, -1) : secret;
+				// uid:gid (docker -u 1000:1000) and user:group (root:root) are not credentials.
+				if (value === "" || value === user || /^\d+$/.test(value) || /^[$%{<]/.test(value)) return match;
+				if (value.includes("[secret:")) return match;
+				return `${lead}${flag}${sep}${quote}${user}:${mark(value)}${secret.slice(value.length)}`;
+			},
+		);
+}
+
+/**
+ * `-pVALUE`: MySQL's password flag, also used by other tools. Not bundled lowercase flags (`-pv`,
+ * `-pthread`), short letter bundles (`-pRv`), ports (`-p8080`, `-p8080:80`) or paths; what is left
+ * is a password.
+ */
+function isAttachedPassword(value: string): boolean {
+	if (value.includes("[secret:") || value.includes("/")) return false;
+	if (/^[a-z]+$/.test(value) || /^[\d:.,-]+$/.test(value)) return false;
+	// Letters only and short: more likely bundled flags (`cp -pRv`) than a password.
+	return value.length >= 4 || /[^A-Za-z]/.test(value);
+}
+
+type NameClass = "password" | "token" | "none";
+
+/** Words a name is made of: snake_case, kebab-case, dotted, camelCase and ALLCAPS, lowercased. */
+function nameWords(name: string): string[] {
+	return name
+		.replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+		.split(/[^A-Za-z0-9]+/)
+		.filter((w) => w.length > 0)
+		.map((w) => w.toLowerCase());
+}
+
+const PASSWORD_WORD = /(?:password|passwd|passphrase|secrets?|credentials?|cookies?)$/;
+const TOKEN_WORD = /^(?:.*(?:tokens?|keys?)|apikey|sessions?|auth|jwt|sid)$/;
+/** Last words that name an attribute of a secret, not the secret: `password_min_length`, `secret_name`. */
+const ATTRIBUTE_WORDS = new Set(
+	"length len min max count size file path dir name names id ids type policy rule rules reset required enabled disabled field prompt hint label pattern regex ttl expiry expires url uri env var ref arn version strength manager store mount provider".split(
+		" ",
+	),
+);
+
+/**
+ * What a name says of its value. A flag is judged by its last word (`--password-stdin` takes no
+ * password); an assignment by all of its words (`secret_key_base`), unless the last one names an
+ * attribute. `pass`/`pwd` count only as the last word (DB_PASS, dbPass, PWD; not bypass, compass).
+ */
+function nameClass(name: string, flag: boolean): NameClass {
+	const words = nameWords(name);
+	const last = words.at(-1) ?? "";
+	const candidates = flag ? [last] : words;
+	const attribute = !flag && ATTRIBUTE_WORDS.has(last);
+	const passwordish =
+		candidates.some((w) => PASSWORD_WORD.test(w) && !/^(?:bypass|compass)/.test(w)) ||
+		/^(?:pass|pwd|storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)$/.test(last);
+	if (passwordish && !attribute) return "password";
+	if (passwordish || candidates.some((w) => TOKEN_WORD.test(w))) return "token";
+	return "none";
+}
+
+function isSecretValue(value: string, kind: NameClass): boolean {
+	if (kind === "password") return isPasswordValue(value);
+	return kind === "token" && looksRandom(value);
+}
+
+function isPasswordValue(value: string): boolean {
 	const v = value.trim();
 	// Shorter than four characters is a flag or a fragment of code (pwd = "~"), not a password.
 	if (v.length < MIN_PASSWORD_CHARS) return false;
-	// `pass`/`pwd` must start the name's last word: DB_PASS, dbPass, PWD yes; bypass, compass no.
-	if (/^(?:pass|pwd)$/i.test(keyword) && offset > 0) {
-		const before = text.charCodeAt(offset - 1);
-		const boundary = !isAlnum(before) || (isLower(before) && keyword.charCodeAt(0) <= 90);
-		if (!boundary) return false;
-	}
 	if (/^[$%{<([@*•]/.test(v) || /^(?:x{3,}|\.{3}|…)/i.test(v)) return false; // references, placeholders
 	if (/^(?:~|\/|\.\.?\/)/.test(v)) return false; // a path (PWD=/home/me)
-	if (v.includes("(") || /^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(v)) return false; // code
+	// Code: a call (getSecret(), os.environ.get("X")) or a property path without digits (req.body.password).
+	if (/^(?:await |new )?[A-Za-z_$][\w$.]*\(/.test(v)) return false;
+	if (/^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+$/.test(v) && !/\d/.test(v)) return false;
 	return !NOT_A_VALUE.has(v.toLowerCase());
 }
 
@@ -190,12 +341,4 @@ function entropy(s: string): number {
 		h -= p * Math.log2(p);
 	}
 	return h;
-}
-
-function isAlnum(c: number): boolean {
-	return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-}
-
-function isLower(c: number): boolean {
-	return c >= 97 && c <= 122;
 }

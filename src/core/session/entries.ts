@@ -136,6 +136,14 @@ export class SessionParser {
 		this.emit(entry, n);
 	}
 
+	/** A line the reader could not decode (too long to hold): counted and reported like a malformed one. */
+	skipLine(reason: string, terminated = true): void {
+		const n = ++this.lines;
+		if (!terminated) this.unterminated = true;
+		this.malformed++;
+		if (this.lineProblems.length < MAX_PROBLEMS) this.lineProblems.push({ line: n, reason });
+	}
+
 	/**
 	 * The entry a line that was fed earlier gave, built again from its text: for a reader that first
 	 * fed every line keeping nothing, and now wants a few entries back (the CLI's active branch).
