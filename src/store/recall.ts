@@ -1,15 +1,8 @@
-/**
- * Recall answers for the recall_folded tool and the CLI. Finds originals through the ledger (or
- * memory), verifies them, and renders capped answers with the pure helpers in core/recall.
- */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
-import { isAbsolute } from "node:path";
 import type { MaskedBlock, MaskIndex } from "../core/layers.ts";
 import {
 	capLines,
 	closestCodes,
 	echoArg,
-	escapeControls,
 	formatLine,
 	formatMatch,
 	grepLines,
@@ -24,6 +17,7 @@ import {
 } from "../core/recall.ts";
 import { groupDigits } from "../core/tokens.ts";
 import { plural } from "../core/wording.ts";
+import { BLOCK, type LineSource, sourceOf } from "./full-output.ts";
 import type { Ledger } from "./ledger.ts";
 import { findOriginal, type MemoryOriginals } from "./originals.ts";
 
@@ -74,8 +68,6 @@ export interface RecallAnswer {
 }
 
 const SEARCH_LINES_PER_BLOCK = 20;
-/** A full-output file larger than this is not read for recall. */
-export const MAX_FULL_OUTPUT_BYTES = 256 * 1024 * 1024;
 
 export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnswer {
 	const cap = req.maxTokens ?? Number.MAX_SAFE_INTEGER / 8;
@@ -155,37 +147,6 @@ export function answerRecall(req: RecallRequest, src: RecallSources): RecallAnsw
 		body.map((t, i) => ({ line: i + 1, text: t })),
 		body.length,
 	);
-}
-
-interface LineSource {
-	/** The text whose lines are numbered. */
-	body: string;
-	source: RecalledBlock["source"];
-	/** Said after an answer's header: which file the line numbers are from, or why not the full one. */
-	note: string;
-}
-
-const BLOCK: Pick<LineSource, "source"> = { source: { type: "block" } };
-
-/**
- * One numbering for grep, lines= and search: the full output file the tool wrote when it is still
- * there (Pi's bash keeps only the tail in the block), else the folded block's own text, said so.
- */
-function sourceOf(original: { text: string; fullOutputPath?: string }): LineSource {
-	const path = original.fullOutputPath;
-	if (path === undefined) return { body: original.text, ...BLOCK, note: "" };
-	const full = readFullOutput(path);
-	if (full.ok)
-		return {
-			body: full.text,
-			source: { type: "full-output", path },
-			note: ` (from the full output file ${escapeControls(path)})`,
-		};
-	return {
-		body: original.text,
-		...BLOCK,
-		note: ` (from the folded text only: ${full.message}, so lines dropped by truncation are gone)`,
-	};
 }
 
 function search(req: RecallRequest, cap: number, src: RecallSources, syntax: RecallSyntax): RecallAnswer {
@@ -290,38 +251,6 @@ function unknownCode(raw: string, index: MaskIndex, syntax: RecallSyntax): Recal
 	return fail(
 		`no folded block is called "${echoArg(raw)}". Closest codes: ${near.map((c) => `{#${c}}`).join(", ")}. Or use ${syntax.arg("search", "<text>")} to find a detail in every folded block.`,
 	);
-}
-
-type FullRead = { ok: true; text: string } | { ok: false; message: string };
-
-/**
- * Read exactly the recorded full-output file, if it still exists and is a regular file of sane size.
- * The path must be absolute (Pi records it so; a relative one would be read from wherever the reader
- * runs) and must not be a symlink: bash writes a regular file in the temp directory, and a link
- * planted there later (or the file swapped for one) would make recall read some other file. Opened
- * with O_NOFOLLOW and checked on the open descriptor, so nothing can be swapped in between.
- */
-function readFullOutput(path: string): FullRead {
-	if (!isAbsolute(path) || path.includes("\0"))
-		return { ok: false, message: `the recorded full output path ${echoArg(path)} is not an absolute path` };
-	const shown = escapeControls(path);
-	let fd: number | undefined;
-	try {
-		fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-		const st = fstatSync(fd);
-		if (!st.isFile()) return { ok: false, message: `${shown} is not a regular file` };
-		if (st.size > MAX_FULL_OUTPUT_BYTES)
-			return { ok: false, message: `${shown} is larger than ${MAX_FULL_OUTPUT_BYTES} bytes` };
-		return { ok: true, text: readFileSync(fd, "utf8") };
-	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code === "ENOENT") return { ok: false, message: `the full output file ${shown} no longer exists` };
-		if (code === "ELOOP" || code === "EMLINK")
-			return { ok: false, message: `${shown} is a symbolic link now, not the file bash wrote; it is not followed` };
-		return { ok: false, message: `the full output file ${shown} could not be read (${code ?? "error"})` };
-	} finally {
-		if (fd !== undefined) closeSync(fd);
-	}
 }
 
 function fail(text: string): RecallAnswer {

@@ -172,27 +172,43 @@ function readOnce(fd: number, path: string, limits: Limits, keep: (entry: EntryK
 		else wanted.set(s.line, i);
 	}
 	if (wanted.size === 0) return { ...base, branch, passes: 1, brokenChain };
+	if (!buildWanted({ fd, size, limits, parser, wanted, skeletonBranch, branch })) return null;
+	return { ...base, branch, passes: 2, brokenChain };
+}
+
+/**
+ * Pass two: build the branch entries the first pass let go of (`wanted`: line to branch index) from
+ * their lines. False when the file changed between the passes (a line gone, or another entry there).
+ */
+function buildWanted(p: {
+	fd: number;
+	size: number;
+	limits: Limits;
+	parser: SessionParser;
+	wanted: Map<number, number>;
+	skeletonBranch: readonly Skeleton[];
+	branch: PiEntry[];
+}): boolean {
 	let found = 0;
 	let changed = false;
 	let line = 0;
-	eachLine(fd, size, limits, (bytes, start, end) => {
-		const at = wanted.get(++line);
+	eachLine(p.fd, p.size, p.limits, (bytes, start, end) => {
+		const at = p.wanted.get(++line);
 		if (at === undefined) return true;
 		if (bytes === null) {
 			changed = true;
 			return false;
 		}
-		const entry = parser.entryAt(bytes.toString("utf8", start, end), line, null);
-		if (entry === null || entry.id !== skeletonBranch[at]?.id) {
+		const entry = p.parser.entryAt(bytes.toString("utf8", start, end), line, null);
+		if (entry === null || entry.id !== p.skeletonBranch[at]?.id) {
 			changed = true;
 			return false;
 		}
-		branch[at] = entry;
+		p.branch[at] = entry;
 		found++;
-		return found < wanted.size;
+		return found < p.wanted.size;
 	});
-	if (changed || found !== wanted.size) return null;
-	return { ...base, branch, passes: 2, brokenChain };
+	return !changed && found === p.wanted.size;
 }
 
 /**

@@ -5,12 +5,12 @@
 import { describe, expect, test } from "bun:test";
 import {
 	containsSecret,
-	looksRandom,
 	redactSecrets,
 	SECRET_MARKER_PATTERN,
 	scanSecrets,
 	secretMarker,
 } from "../../../src/core/seed/redact.ts";
+import { looksRandom } from "../../../src/core/seed/secret-values.ts";
 import { B64, chars, HEX, LOOK_ALIKES, SECRETS } from "../../helpers/secret-corpus.ts";
 import { sha256 } from "./trace.ts";
 
