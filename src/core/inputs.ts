@@ -16,6 +16,7 @@ import {
 	type Hash,
 } from "./digest.ts";
 import { groupDigits } from "./tokens.ts";
+import { isRecord } from "./values.ts";
 
 /** Version of the folded-input digest format and of the stored input records (see DESIGN.md). */
 export const INPUT_FORMAT_VERSION = 1;
@@ -68,7 +69,7 @@ function walk(value: unknown, path: ArgStep[], minChars: number, out: LongValue[
 		for (let i = 0; i < value.length; i++) walk(value[i], [...path, i], minChars, out, undefined);
 		return;
 	}
-	if (isObject(value)) {
+	if (isRecord(value)) {
 		for (const k of Object.keys(value)) walk(value[k], [...path, k], minChars, out, k);
 	}
 }
@@ -96,7 +97,7 @@ export function valueAt(args: unknown, path: ArgPath): string | undefined {
 			if (!Array.isArray(current)) return undefined;
 			current = current[step];
 		} else {
-			if (!isObject(current) || !Object.hasOwn(current, step)) return undefined;
+			if (!isRecord(current) || !Object.hasOwn(current, step)) return undefined;
 			current = current[step];
 		}
 		if (current === undefined) return undefined;
@@ -289,30 +290,3 @@ export function foldCallInputs(input: FoldCallInput): FoldedCall | null {
 		values,
 	};
 }
-
-function isObject(v: unknown): v is Record<string, unknown> {
-	return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-const MARKER = /\{#([0-9a-fA-F]{6,64}) FOLDED\}/g;
-
-/**
- * Codes of every fold marker in any string of a tool call's arguments (deep, JSON strings
- * included since a marker needs no escaping), lowercased, each once, in the order found.
- */
-export function markerCodesIn(args: unknown): string[] {
-	const found = new Set<string>();
-	const visit = (v: unknown, depth: number): void => {
-		if (typeof v === "string") {
-			if (!v.includes("FOLDED}")) return;
-			for (const m of v.matchAll(MARKER)) found.add((m[1] as string).toLowerCase());
-		} else if (depth < MAX_SCAN_DEPTH && typeof v === "object" && v !== null) {
-			for (const x of Array.isArray(v) ? v : Object.values(v)) visit(x, depth + 1);
-		}
-	};
-	visit(args, 0);
-	return [...found];
-}
-
-/** Arguments come from JSON, but a depth bound keeps a pathological value from overflowing the stack. */
-const MAX_SCAN_DEPTH = 64;

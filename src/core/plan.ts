@@ -7,8 +7,6 @@ import {
 	blockTokens,
 	isSuccessfulResponse,
 	MESSAGE_OVERHEAD_TOKENS,
-	nonNegative,
-	promptTokensOf,
 	type ThinkingPolicy,
 	type ViewMessage,
 } from "./blocks.ts";
@@ -17,7 +15,8 @@ import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock, type MaskIndex 
 import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
 import { type Candidate, DIGEST_TOKEN_ESTIMATE, selectCandidates } from "./policy/select.ts";
 import type { Settings } from "./settings.ts";
-import { estimateTokens, MAX_REPORTED_TOKENS } from "./tokens.ts";
+import { estimateTokens } from "./tokens.ts";
+import { protectedTailStart, readUsage, responsesSince, type UsageReading } from "./usage.ts";
 
 export interface Substitution {
 	messageIndex: number;
@@ -46,11 +45,6 @@ export interface PlanInput {
 	 * can verify it later. Injected by the adapter; absent means every candidate passes.
 	 */
 	verify?: (entryId: string, blockIndex: number, text: string) => boolean;
-}
-
-export interface UsageReading {
-	tokens: number;
-	source: "reported" | "estimate";
 }
 
 export interface FoldPlan {
@@ -276,55 +270,4 @@ function kindMatches(masked: MaskedBlock, role: string, kind: string): boolean {
 	return masked.kind === "toolResult"
 		? role === "toolResult" && kind === "text"
 		: role === "assistant" && kind === "thinking";
-}
-
-/**
- * Usage, defined: the provider-reported prompt of the newest successful response (input + cache
- * read + cache write) plus its own output, plus the estimate of every message after it. With no
- * usable report (first request, or no response since the latest compaction; a report above
- * MAX_REPORTED_TOKENS or one that overflows is not usable) it is the estimate alone.
- */
-export function readUsage(
-	messages: readonly ViewMessage[],
-	tokensPerMessage: readonly number[],
-	latestCompaction: number,
-): UsageReading {
-	for (let i = messages.length - 1; i >= 0; i--) {
-		const m = messages[i] as ViewMessage;
-		if (!isSuccessfulResponse(m) || m.usage === undefined) continue;
-		if (m.timestamp <= latestCompaction) break;
-		const prompt = promptTokensOf(m.usage);
-		// No report, or an absurd one (overflowing, or past any real window): not a measurement.
-		if (prompt <= 0 || !(prompt <= MAX_REPORTED_TOKENS)) continue;
-		let tokens = prompt + Math.min(nonNegative(m.usage.output), MAX_REPORTED_TOKENS);
-		for (let k = i + 1; k < messages.length; k++) tokens += tokensPerMessage[k] ?? 0;
-		return { tokens, source: "reported" };
-	}
-	let tokens = 0;
-	for (const t of tokensPerMessage) tokens += t ?? 0;
-	return { tokens, source: "estimate" };
-}
-
-/** First message index of the protected tail: every message that starts within the newest `tail` tokens. */
-export function protectedTailStart(tokensPerMessage: readonly number[], tail: number): number {
-	let acc = 0;
-	let start = tokensPerMessage.length;
-	for (let i = tokensPerMessage.length - 1; i >= 0; i--) {
-		if (acc >= tail) break;
-		acc += tokensPerMessage[i] ?? 0;
-		start = i;
-	}
-	return start;
-}
-
-function responsesSince(messages: readonly ViewMessage[], since: number): number {
-	let n = 0;
-	for (let i = messages.length - 1; i >= 0; i--) {
-		const m = messages[i] as ViewMessage;
-		if (!isSuccessfulResponse(m)) continue;
-		if (m.timestamp <= since) break;
-		n++;
-		if (n > 1) break;
-	}
-	return n;
 }

@@ -176,10 +176,7 @@ function readOnce(fd: number, path: string, limits: Limits, keep: (entry: EntryK
 	return { ...base, branch, passes: 2, brokenChain };
 }
 
-/**
- * Pass two: build the branch entries the first pass let go of (`wanted`: line to branch index) from
- * their lines. False when the file changed between the passes (a line gone, or another entry there).
- */
+/** Pass two: build the branch entries pass one let go of (`wanted`: line to index); false if the file changed. */
 function buildWanted(p: {
 	fd: number;
 	size: number;

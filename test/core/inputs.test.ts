@@ -16,13 +16,13 @@ import {
 	foldCallInputs,
 	INPUT_MIN_CHARS,
 	INPUT_RISK_LINE_CAP,
-	markerCodesIn,
 	parsePath,
 	pathKey,
 	renderInputDigest,
 	renderPath,
 	valueAt,
 } from "../../src/core/inputs.ts";
+import { markerCodesIn } from "../../src/core/markers.ts";
 import { sha256 } from "../helpers/session.ts";
 
 const GOLDEN = join(import.meta.dir, "../golden/folded-inputs.json");

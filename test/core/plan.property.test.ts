@@ -8,8 +8,9 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { ViewMessage } from "../../src/core/blocks.ts";
 import { addRecord, emptyIndex } from "../../src/core/layers.ts";
-import { type FoldPlan, planFold, protectedTailStart } from "../../src/core/plan.ts";
+import { type FoldPlan, planFold } from "../../src/core/plan.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
+import { protectedTailStart } from "../../src/core/usage.ts";
 import { sha256, T0 } from "../helpers/session.ts";
 
 const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);

@@ -1,9 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import type { ViewMessage } from "../../src/core/blocks.ts";
 import { addRecord, emptyIndex } from "../../src/core/layers.ts";
-import { planFold, protectedTailStart } from "../../src/core/plan.ts";
+import { planFold } from "../../src/core/plan.ts";
 import { MIN_FOLD_TOKENS } from "../../src/core/policy/select.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
+import { protectedTailStart } from "../../src/core/usage.ts";
 import { assistantCall, filler, runGrowth, sha256, T0, toolResult, user, viewTokens } from "../helpers/session.ts";
 
 const S: Settings = { ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} };

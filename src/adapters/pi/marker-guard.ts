@@ -11,7 +11,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { foldMarker } from "../../core/digest.ts";
-import { markerCodesIn } from "../../core/inputs.ts";
+import { markerCodesIn } from "../../core/markers.ts";
 import type { Runtime } from "./runtime.ts";
 import { RECALL_TOOL, UNFOLD_TOOL } from "./tools.ts";
 

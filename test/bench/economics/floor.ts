@@ -9,12 +9,12 @@
  */
 
 import { renderDigest } from "../../../src/core/digest.ts";
-import { protectedTailStart } from "../../../src/core/plan.ts";
 import { ladderGeometry } from "../../../src/core/policy/ladder.ts";
 import { MIN_FOLD_TOKENS } from "../../../src/core/policy/select.ts";
 import { summarizeCall } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { estimateTokens } from "../../../src/core/tokens.ts";
+import { protectedTailStart } from "../../../src/core/usage.ts";
 import { stableStringify } from "../../e2e/harness/cache-model.ts";
 import type { ChatMessage } from "../../e2e/harness/requests.ts";
 import { WINDOW } from "./arms.ts";
