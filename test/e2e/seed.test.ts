@@ -114,25 +114,13 @@ forEachPiVersion((version: PiVersion) => {
 			"a second forced compaction raises one warning that recommends /fold-handoff",
 			async () => {
 				const s = await scenario({ fake: { script: replySequence([]) }, ...SMALL });
-				let stderr = "";
-				let forced = 0;
-				for (let run = 0; run < 6 && forced < 2; run++) {
-					s.fake.setScript(replySequence(chain(`s${run}x`, 2, 2500)));
-					const r = expectSuccess(
-						await runPrint({
-							version,
-							sandbox: s.sandbox,
-							prompt: `round ${run}`,
-							extensions: [bundle],
-							...(run > 0 && { continue: true }),
-						}),
-					);
-					stderr += r.stderr;
-					forced = compactions(s).filter((c) => {
+				const answeredForced = () =>
+					compactions(s).filter((c) => {
 						const reason = (c.details as { contextFold?: { reason?: string } } | undefined)?.contextFold?.reason;
 						return reason === "threshold" || reason === "overflow";
-					}).length;
-				}
+					});
+				const { stderr } = await roundsUntil(version, s, "s", {}, answeredForced);
+				const forced = answeredForced().length;
 				expect(forced).toBeGreaterThanOrEqual(2);
 				expect(stderr).toContain("a second forced compaction happened in this session. Consider /fold-handoff");
 				expect(s.fake.summaryRequests()).toHaveLength(0);
@@ -144,24 +132,10 @@ forEachPiVersion((version: PiVersion) => {
 			"Pi's own forced compactions (CONTEXTFOLD_COMPACT=native) count from the branch, across restarts, in the extension and in the CLI",
 			async () => {
 				const s = await scenario({ fake: { script: replySequence([]) }, ...SMALL });
-				let stderr = "";
-				let native = 0;
 				// Every round is a new Pi process: a count kept only in memory would start again at 0.
-				for (let run = 0; run < 6 && native < 2; run++) {
-					s.fake.setScript(replySequence(chain(`n${run}x`, 2, 2500)));
-					const r = expectSuccess(
-						await runPrint({
-							version,
-							sandbox: s.sandbox,
-							prompt: `round ${run}`,
-							extensions: [bundle],
-							env: { CONTEXTFOLD_COMPACT: "native" },
-							...(run > 0 && { continue: true }),
-						}),
-					);
-					stderr += r.stderr;
-					native = compactions(s).filter((c) => c.fromHook !== true).length;
-				}
+				const piOwn = () => compactions(s).filter((c) => c.fromHook !== true);
+				const { stderr } = await roundsUntil(version, s, "n", { CONTEXTFOLD_COMPACT: "native" }, piOwn);
+				const native = piOwn().length;
 				expect(native).toBeGreaterThanOrEqual(2);
 				expect(stderr).toContain("a second forced compaction happened in this session. Consider /fold-handoff");
 				// The CLI reads the same count from the session file.
@@ -341,3 +315,33 @@ forEachPiVersion((version: PiVersion) => {
 		);
 	});
 });
+
+/**
+ * Rounds of two big tool outputs in a small window, each a new Pi process continuing the session,
+ * until `counted()` lists two compactions (at most six rounds). Returns what Pi said on stderr.
+ */
+async function roundsUntil(
+	version: PiVersion,
+	s: Scenario,
+	tag: string,
+	env: Record<string, string>,
+	counted: () => unknown[],
+): Promise<{ stderr: string }> {
+	let stderr = "";
+	for (let run = 0; run < 6; run++) {
+		s.fake.setScript(replySequence(chain(`${tag}${run}x`, 2, 2500)));
+		const r = expectSuccess(
+			await runPrint({
+				version,
+				sandbox: s.sandbox,
+				prompt: `round ${run}`,
+				extensions: [bundle],
+				env,
+				...(run > 0 && { continue: true }),
+			}),
+		);
+		stderr += r.stderr;
+		if (counted().length >= 2) break;
+	}
+	return { stderr };
+}
