@@ -74,6 +74,8 @@ export interface UnreadableSession {
 	/** missing: no such file; unreadable: cannot be read; not-a-session: empty, or no session header. */
 	code: "missing" | "unreadable" | "not-a-session";
 	reason: string;
+	/** A FIFO, a device or a socket: never opened for a read. */
+	notRegular?: true;
 }
 
 /** Every `.jsonl` file of the session directories: the sessions newest first, and the files that are not sessions. */
@@ -155,6 +157,7 @@ export function probeSession(path: string): SessionInfo | UnreadableSession {
 			mtimeMs: null,
 			code: code === "ENOENT" ? "missing" : "unreadable",
 			reason: `unreadable (${code})`,
+			...(error instanceof NotRegularFileError && { notRegular: true as const }),
 		};
 	}
 	let st: { size: number; mtimeMs: number } | null = null;
@@ -199,7 +202,7 @@ export function readSessionHeader(path: string): SessionInfo {
 			`${path} is not a Pi session file: ${probe.reason === "empty file" ? "it is empty" : "its first readable line is not a session header"}`,
 			"not-a-session",
 		);
-	if (probe.reason === "unreadable (not a regular file)")
+	if (probe.notRegular === true)
 		throw new SessionFileError(
 			`${path} is not a regular file (a FIFO, a device or a socket), not a session file; it was not read`,
 			"unreadable",
