@@ -209,9 +209,9 @@ describe("edits in any of the forms Pi accepts", () => {
 		const live = { path: "a.ts", edits: JSON.parse(onFile.edits) as unknown };
 		const [found] = findLongValues(live);
 		expect(valueAt(onFile, found?.path ?? [])).toBe(oldText);
-		expect(JSON.parse((foldArguments(onFile, [{ path: ["edits", 0, "oldText"], text: "D" }]) as { edits: string }).edits)).toEqual([
-			{ oldText: "D", newText: "n" },
-		]);
+		expect(
+			JSON.parse((foldArguments(onFile, [{ path: ["edits", 0, "oldText"], text: "D" }]) as { edits: string }).edits),
+		).toEqual([{ oldText: "D", newText: "n" }]);
 	});
 });
 

@@ -26,6 +26,7 @@ import {
 	type SeedRecord,
 	type SeedSpan,
 	type SpanKind,
+	spanPath,
 } from "./schema.ts";
 
 export interface ExtractInput {
@@ -40,8 +41,13 @@ export interface ExtractInput {
 	 * compaction removed that was never folded.
 	 */
 	messages: readonly ViewMessage[];
-	/** Fold: the blocks the layer masked. Their text is what gets harvested; each becomes a span. */
+	/**
+	 * Fold: the blocks the layer masked, its inputs included. Their text is what gets harvested; each
+	 * becomes a span.
+	 */
 	masked?: readonly MaskedBlock[];
+	/** Fold: the original value of each masked input, by code (a tool call's block text is not it). */
+	inputTexts?: ReadonlyMap<string, string>;
 	/**
 	 * Structured tool calls for the messages above (bash commands, read/edit/write paths). A user's
 	 * own shell command may be passed as a call named "bash". Without this list the extractor parses
@@ -55,6 +61,8 @@ export interface ExtractInput {
 }
 
 const OP_TIER: Record<FileOp, number> = { write: 0, edit: 0, read: 1, command: 2, output: 3 };
+/** Risk lines in a folded input (file content being written) rank with those of file contents. */
+const INPUT_TIER = 1;
 const SKIPPED_ROLES = new Set(["compactionSummary", "branchSummary"]);
 const USER_LINES_PER_MESSAGE = 3;
 
@@ -102,8 +110,19 @@ export function extractSeedRecord(input: ExtractInput): SeedRecord {
 	}
 
 	const masked = new Map<string, MaskedBlock>();
-	for (const m of input.masked ?? []) masked.set(blockKey(m.entryId, m.blockIndex), m);
+	for (const m of input.masked ?? []) if (m.kind !== "input") masked.set(blockKey(m.entryId, m.blockIndex), m);
 	const fold = input.kind === "fold";
+	const harvest = (original: string, ref: string | undefined, tier: number): void => {
+		blocks++;
+		chars += original.length;
+		const text = redact(original);
+		for (const risk of findRiskLines(text)) {
+			const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
+			if (line.length > 0 && !errors.has(line)) errors.set(line, { ...(ref && { ref }), tier, at: order++ });
+		}
+		for (const p of findPaths(text)) files.add(p, "output");
+		harvestTokens(text, identifiers, numbers);
+	};
 
 	for (const message of input.messages) {
 		if (SKIPPED_ROLES.has(message.role)) continue;
@@ -118,17 +137,7 @@ export function extractSeedRecord(input: ExtractInput): SeedRecord {
 			const key = message.entryId === null ? null : blockKey(message.entryId, j);
 			const mask = key === null ? undefined : masked.get(key);
 			if (fold && mask === undefined) continue;
-			blocks++;
-			chars += block.text.length;
-			const text = redact(block.text);
-			const ref = mask?.code ?? key ?? undefined;
-			const tier = errorTier(message, block.kind);
-			for (const risk of findRiskLines(text)) {
-				const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
-				if (line.length > 0 && !errors.has(line)) errors.set(line, { ...(ref && { ref }), tier, at: order++ });
-			}
-			for (const p of findPaths(text)) files.add(p, "output");
-			harvestTokens(text, identifiers, numbers);
+			harvest(block.text, mask?.code ?? key ?? undefined, errorTier(message, block.kind));
 			if (!fold && message.entryId !== null) {
 				spans.push({
 					entryId: message.entryId,
@@ -146,17 +155,27 @@ export function extractSeedRecord(input: ExtractInput): SeedRecord {
 	}
 
 	if (fold) {
+		// A folded input is harvested like a result of the file it shows (it is read as such content).
+		for (const b of input.masked ?? []) {
+			const text = b.kind === "input" ? input.inputTexts?.get(b.code) : undefined;
+			if (text !== undefined) harvest(text, b.code, INPUT_TIER);
+		}
 		const byEntry = new Map<string, ViewMessage>();
 		for (const m of input.messages) if (m.entryId !== null) byEntry.set(m.entryId, m);
 		for (const b of input.masked ?? []) {
 			const message = byEntry.get(b.entryId);
+			const isInput = b.kind === "input";
 			spans.push({
 				code: b.code,
 				entryId: b.entryId,
 				blockIndex: b.blockIndex,
-				kind: b.kind,
+				// An input lives in an assistant message (a kind every reader knows); its path says where.
+				kind: b.kind === "input" ? "assistant" : b.kind,
 				...(b.toolName !== undefined && { toolName: clipTo(b.toolName, SEED_ID_MAX_CHARS) }),
-				...(message !== undefined ? callOf(message, callText, quiet) : callById(b.toolCallId, callText, quiet)),
+				...(isInput || message === undefined
+					? callById(b.toolCallId, callText, quiet)
+					: callOf(message, callText, quiet)),
+				...(isInput && b.path !== undefined && spanPath(b.path) !== undefined && { path: spanPath(b.path) }),
 				sha256: b.sha256,
 				chars: b.chars,
 				bytes: b.bytes,

@@ -5,7 +5,7 @@
  */
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
-import { addRecord, type FrozenLayer, type MaskIndex } from "../layers.ts";
+import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
 import type { BranchReplay } from "../session/branch-state.ts";
 import { buildView, messageKey, type PiEntry, type PiMessage, type ViewCache } from "../session/view.ts";
@@ -198,12 +198,13 @@ function armUsage(
 }
 
 function foldOf(layer: FrozenLayer): ReplayedFold {
+	const masks = layerMasks(layer);
 	return {
 		seq: layer.seq,
 		reason: layer.reason,
-		blocks: layer.blocks.length,
+		blocks: masks.length,
 		usageBefore: layer.usageBefore,
 		usageAfter: layer.usageAfter,
-		codes: layer.blocks.map((b) => b.code),
+		codes: masks.map((b) => b.code),
 	};
 }
