@@ -77,7 +77,8 @@ class Branch {
 	}
 
 	private add(m: Omit<PiMessage, "timestamp">): this {
-		const message = { ...m, timestamp: (this.t += 1000) } as PiMessage;
+		this.t += 1000;
+		const message = { ...m, timestamp: this.t } as PiMessage;
 		this.messages.push(message);
 		this.ids.set(message, `e${this.messages.length}`);
 		return this;
@@ -206,7 +207,7 @@ describe("tool-call inputs as fold candidates", () => {
 		expect(again.layer).toBeNull();
 		expect(frozenSubs(again)).toEqual(frozenSubs(first));
 		// Pi parses a JSON-string edits in place once the call ran: the live message holds the array.
-		const call = (b.messages[1]?.content as Array<{ arguments: { edits: unknown } }>)[0];
+		const call = (b.messages[1]?.content as Array<{ arguments: { edits: unknown } }> | undefined)?.[0];
 		if (call) call.arguments.edits = JSON.parse(edits);
 		const live = plan(b.view(), index);
 		expect(frozenSubs(live)).toEqual(frozenSubs(first));
@@ -219,7 +220,7 @@ describe("tool-call inputs as fold candidates", () => {
 		b.answer().user("next");
 		const index = emptyIndex();
 		addRecord(index, plan(b.view(), index).layer as NonNullable<FoldPlan["layer"]>);
-		const call = (b.messages[1]?.content as Array<{ arguments: { content: string } }>)[0];
+		const call = (b.messages[1]?.content as Array<{ arguments: { content: string } }> | undefined)?.[0];
 		if (call) call.arguments.content += "!";
 		expect(plan(b.view(), index).substitutions.filter((s) => s.path !== undefined)).toEqual([]);
 	});

@@ -107,7 +107,8 @@ describe("superseded and duplicate folds (property)", () => {
 				const ids = new Map<PiMessage, string>();
 				let t = T0;
 				const add = (m: Omit<PiMessage, "timestamp">) => {
-					const msg = { ...m, timestamp: (t += 1000) } as PiMessage;
+					t += 1000;
+					const msg = { ...m, timestamp: t } as PiMessage;
 					messages.push(msg);
 					ids.set(msg, `e${messages.length}`);
 				};
