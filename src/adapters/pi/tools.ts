@@ -5,7 +5,8 @@
 
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { UnfoldRecord } from "../../core/layers.ts";
+import { renderPath } from "../../core/inputs.ts";
+import type { MaskedBlock, UnfoldRecord } from "../../core/layers.ts";
 import { FOLD_STATE_VERSION } from "../../core/layers.ts";
 import { normalizeCode } from "../../core/recall.ts";
 import { answerRecall, type RecallSources } from "../../store/recall.ts";
@@ -94,11 +95,18 @@ export function registerTools(pi: ExtensionAPI, deps: ToolDeps): void {
 					return textResult(`{#${code}} is already unfolded; its original is in context.`);
 				deps.commitUnfold({ type: "unfold", v: FOLD_STATE_VERSION, codes: [code] });
 				return textResult(
-					`{#${code}} unfolded: from the next request on, the original ${block.kind === "thinking" ? "thinking" : `${block.toolName ?? "tool"} output`} (${block.chars} chars) is back in context in place of its digest, and it will not be folded again.`,
+					`{#${code}} unfolded: from the next request on, the original ${unfoldedWhat(block)} (${block.chars} chars) is back in context in place of its digest, and it will not be folded again.`,
 				);
 			} catch (error) {
 				return textResult(`unfold failed: ${(error as Error).message}`, true);
 			}
 		},
 	});
+}
+
+/** What an unfold brings back, in words. */
+function unfoldedWhat(block: MaskedBlock): string {
+	if (block.kind === "thinking") return "thinking";
+	if (block.kind === "input") return `${block.toolName ?? "tool"} input ${renderPath(block.path ?? [])}`;
+	return `${block.toolName ?? "tool"} output`;
 }

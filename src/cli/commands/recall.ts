@@ -3,6 +3,7 @@
  * checks: an original is served only if its sha256 still matches the one recorded at fold time.
  * Unlike the tool, answers are not capped unless --max-tokens asks for it.
  */
+import { renderPath } from "../../core/inputs.ts";
 import type { MaskedBlock } from "../../core/layers.ts";
 import { normalizeCode } from "../../core/recall.ts";
 import { Ledger } from "../../store/ledger.ts";
@@ -129,7 +130,7 @@ async function pickCode(ctx: CommandContext, blocks: readonly MaskedBlock[]): Pr
 			{ value: null, label: "Search every folded block…" },
 			...blocks.map((b) => ({
 				value: b.code,
-				label: `{#${b.code}} ${b.kind === "thinking" ? "thinking" : (b.toolName ?? "tool")}`,
+				label: `{#${b.code}} ${b.kind === "thinking" ? "thinking" : (b.toolName ?? "tool")}${b.kind === "input" ? ` input ${renderPath(b.path ?? [])}` : ""}`,
 				hint: `${groupDigits(b.chars)} chars, ${groupDigits(b.lines)} lines`,
 			})),
 		],

@@ -132,6 +132,7 @@ function simulateOne(
 		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: loaded.file.path,
+		...(typeof loaded.file.header?.cwd === "string" && { cwd: loaded.file.header.cwd }),
 	});
 	const simulation = billReplay(replay, model, overhead);
 	// Name the model most requests went to; the window is per request, this is for the reader.

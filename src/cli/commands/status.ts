@@ -7,7 +7,7 @@
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
 import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
 import type { FoldPlan } from "../../core/plan.ts";
-import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
+import { FOLD_ENTRY_TYPE, modelKey } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
 import { idleMinutesFor } from "../../core/settings.ts";
 import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
@@ -122,6 +122,8 @@ export function buildStatus(
 		settings,
 		window,
 		api: typeof last?.api === "string" ? last.api : undefined,
+		model: modelKey(provider, model),
+		cwd: file.header?.cwd ?? null,
 		hash: sha256,
 	});
 	const a = replay.accounting();
