@@ -6,6 +6,7 @@
 import { chmodSync, writeFileSync } from "node:fs";
 import type { ViewMessage } from "../../core/blocks.ts";
 import { valueAt } from "../../core/inputs.ts";
+import { layerMasks } from "../../core/layers.ts";
 import { type FoldPlan, planFold, type Substitution } from "../../core/plan.ts";
 import { buildView, type PiEntry, type PiMessage } from "../../core/session/view.ts";
 import type { Settings } from "../../core/settings.ts";
@@ -114,7 +115,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		} catch (error) {
 			// Never apply a fold that is not on record: a resume would not reproduce it.
 			persistFailed = error instanceof Error ? error : new Error(String(error));
-			const fresh = new Set(plan.layer.blocks.map((b) => b.code));
+			const fresh = new Set(layerMasks(plan.layer).map((b) => b.code));
 			substitutions = substitutions.filter((s) => !fresh.has(s.code));
 		}
 	}

@@ -6,6 +6,7 @@
  */
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
 import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
+import { layerMasks } from "../../core/layers.ts";
 import type { FoldPlan } from "../../core/plan.ts";
 import { FOLD_ENTRY_TYPE, modelKey } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
@@ -144,7 +145,7 @@ export function buildStatus(
 			? plan
 			: {
 					...plan,
-					maskedBlocks: plan.maskedBlocks - pending.blocks.length,
+					maskedBlocks: plan.maskedBlocks - layerMasks(pending).length,
 					maskedTokens: plan.maskedTokens - saved,
 					mass: Math.max(plan.mass, saved),
 				};
@@ -165,7 +166,7 @@ export function buildStatus(
 		pending === null
 			? []
 			: [
-					`  next request: context-fold would fold ${pending.blocks.length} block(s) now (${pending.reason}), ~${groupDigits(saved)} tok out of every later request`,
+					`  next request: context-fold would fold ${layerMasks(pending).length} block(s) now (${pending.reason}), ~${groupDigits(saved)} tok out of every later request`,
 				];
 	const tail = advisories.length === 0 ? [] : ["advisories:", ...advisories.map((x) => `  ⚠ ${x.message}`)];
 	const g = plan.geometry;
@@ -192,7 +193,8 @@ export function buildStatus(
 			budget: g?.budget ?? null,
 			threshold: g?.threshold ?? null,
 			step: g?.step ?? null,
-			pendingFold: pending === null ? null : { reason: pending.reason, blocks: pending.blocks.length, tokens: saved },
+			pendingFold:
+				pending === null ? null : { reason: pending.reason, blocks: layerMasks(pending).length, tokens: saved },
 		},
 		folds: {
 			events: replay.index.layers.length,
@@ -202,7 +204,7 @@ export function buildStatus(
 			layers: replay.index.layers.map((l) => ({
 				seq: l.seq,
 				reason: l.reason,
-				blocks: l.blocks.length,
+				blocks: layerMasks(l).length,
 				usageBefore: l.usageBefore,
 				usageAfter: l.usageAfter,
 			})),

@@ -132,6 +132,19 @@ describe("input substitutions in the hook", () => {
 		expect(edits[0]?.newText).toBe("x");
 	});
 
+	test("a layer that could not be recorded is not applied: its inputs go out as they came", () => {
+		const branch = entries();
+		const messages = outgoing(branch);
+		const { outcome } = hook(branch, messages, {
+			persist: () => {
+				throw new Error("disk full");
+			},
+		});
+		expect(outcome.persistFailed?.message).toBe("disk full");
+		expect(outcome.appliedInputs).toBe(0);
+		expect(partsOf(messages[1])[0]?.arguments.content).toBe(CONTENT);
+	});
+
 	test("what the seed record is picked from holds the originals, even read after the fold was applied", () => {
 		const branch = entries();
 		const messages = outgoing(branch);
