@@ -57,7 +57,8 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 	// Stale blocks are exempt from the tail, so the scan reaches past it when there are any.
 	const ageEnd = Math.min(input.protectedFrom, input.deliveredBefore);
 	const end = staleCount > 0 ? input.deliveredBefore : ageEnd;
-	const delivered = foldInputs ? deliveredCalls(input.messages, input.deliveredBefore) : undefined;
+	// Which calls' results were delivered, found the first time a call with long values needs it.
+	let delivered: Set<string> | undefined;
 	for (let i = 0; i < end; i++) {
 		const message = input.messages[i] as ViewMessage;
 		if (message.entryId === null) continue;
@@ -69,7 +70,8 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 			const block = message.blocks[j];
 			if (block === undefined) continue;
 			if (block.kind === "toolCall") {
-				if (delivered === undefined || !settled || block.call === undefined || block.call.long.length === 0) continue;
+				if (!foldInputs || !settled || block.call === undefined || block.call.long.length === 0) continue;
+				delivered ??= deliveredCalls(input.messages, input.deliveredBefore);
 				if (block.call.id === undefined || !delivered.has(block.call.id)) continue;
 				const why = stale?.inputs.get(blockKey(message.entryId, j))?.reason;
 				if (i >= ageEnd && why === undefined) continue;
