@@ -148,7 +148,8 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				session: ctx.sessionManager as unknown as BranchSource,
 				contextWindow: () => ctx.model?.contextWindow,
 				modelApi: () => ctx.model?.api,
-				foldInputs: () => inputsAllowed(rt, ctx),
+				// CONTEXTFOLD_TEST_NO_INPUTS=1: a test seam (the economics benchmark's arm without input folds).
+				foldInputs: () => env.CONTEXTFOLD_TEST_NO_INPUTS !== "1" && inputsAllowed(rt, ctx),
 				cwd: () => sessionCwd(ctx),
 				persist: (layer: FrozenLayer) => rt.pi.appendEntry(FOLD_ENTRY_TYPE, layer),
 				fault,

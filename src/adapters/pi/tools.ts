@@ -15,7 +15,7 @@ export const RECALL_TOOL = "recall_folded";
 export const UNFOLD_TOOL = "unfold";
 
 export const FOLDING_GUIDELINES = [
-	"Text that starts with {#code FOLDED} is a digest that context-fold put in place of older tool output or thinking to save context. The original is intact on disk and verified by sha256; the digest keeps the first line and every error-like line.",
+	"Text that starts with {#code FOLDED} is a digest that context-fold put in place of older tool output, thinking, or a long argument of an older tool call (a file's content, an edit's text) to save context. The original is intact on disk and verified by sha256; the digest keeps the first line and every error-like line. Never copy a digest into a tool call: recall the original first.",
 	"Use recall_folded to read a folded original: search=<text> looks through every folded block at once; code=<code> returns the original, with grep=<text> for matching lines or lines=a-b for a range. Answers are capped, so prefer grep= or lines= for large outputs.",
 	"Use unfold code=<code> only when you need a folded block back in context for the rest of the session; it stays expanded and costs its full size on every later request.",
 ];
