@@ -9,18 +9,10 @@ import { foldArguments, valueAt } from "../../src/core/inputs.ts";
 import { addRecord, emptyIndex, type MaskIndex } from "../../src/core/layers.ts";
 import { type FoldPlan, planFold } from "../../src/core/plan.ts";
 import { buildView, type PiMessage } from "../../src/core/session/view.ts";
-import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
-import { filler, sha256, T0 } from "../helpers/session.ts";
+import { EAGER_SETTINGS, filler, sha256, T0 } from "../helpers/session.ts";
 
-/** Fold at the first chance: a tiny threshold and step, no protected tail unless asked. */
-const EAGER: Settings = {
-	...DEFAULT_SETTINGS,
-	providerCacheIdleMinutes: {},
-	foldAt: 0.01,
-	coldFoldAt: 0.01,
-	foldStep: 0.001,
-	tail: 0,
-};
+/** Fold at the first chance, no protected tail unless asked. */
+const EAGER = EAGER_SETTINGS;
 const WINDOW = 100_000;
 
 /** A branch of Pi messages with entry ids, turned into the core's view. */

@@ -19,6 +19,7 @@ import type { PiContent, PiEntry, PiMessage } from "../../../src/core/session/vi
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { MemoryOriginals } from "../../../src/store/originals.ts";
 import { answerRecall } from "../../../src/store/recall.ts";
+import { EAGER_SETTINGS } from "../../helpers/session.ts";
 
 const T0 = Date.UTC(2025, 0, 1);
 const CONTENT = Array.from({ length: 60 }, (_, i) => `line ${i} of the generated file`).join("\n");
@@ -84,14 +85,7 @@ function hook(branch: PiEntry[], messages: PiMessage[], extra: Partial<Parameter
 	const committed: Array<{ layer: FrozenLayer; view: readonly ViewMessage[] }> = [];
 	const outcome = runContextHook(messages, {
 		state,
-		settings: {
-			...DEFAULT_SETTINGS,
-			providerCacheIdleMinutes: {},
-			foldAt: 0.01,
-			coldFoldAt: 0.01,
-			foldStep: 0.001,
-			tail: 0,
-		},
+		settings: EAGER_SETTINGS,
 		getBranch: () => branch,
 		contextWindow: () => 100_000,
 		persist: (layer) => {
