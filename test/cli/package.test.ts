@@ -89,6 +89,8 @@ describe("CHANGELOG.md", () => {
 		const first = entries[0] as { major: number; minor: number; patch: number };
 		expect(`${first.major}.${first.minor}.${first.patch}`).toBe(pkg.version);
 		const headings = readFileSync(join(REPO, "CHANGELOG.md"), "utf8").match(/^## .*$/gm) ?? [];
-		for (const h of headings) expect(h).toMatch(/^## \[\d+\.\d+\.\d+\]/);
+		// An `[Unreleased]` section on top is allowed: Pi skips a heading it cannot parse.
+		for (const h of headings) expect(h).toMatch(/^## (\[\d+\.\d+\.\d+\]|\[Unreleased\]$)/);
+		expect(headings.slice(1).some((h) => h === "## [Unreleased]")).toBe(false);
 	});
 });
