@@ -40,6 +40,8 @@ export interface ViewCall {
 	long: readonly KeyedValue[];
 	/** Facts about the call that the superseded rules memoize here (see policy/superseded.ts). */
 	memo?: unknown;
+	/** The index keys of its long values, memoized by policy/select.ts for the entry and index they were built for. */
+	keys?: { entryId: string; blockIndex: number; prefix: string; keys: string[] };
 }
 
 export interface KeyedValue extends LongValue {

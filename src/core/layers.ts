@@ -81,7 +81,7 @@ export function emptyIndex(): MaskIndex {
 	return { byKey: new Map(), byCode: new Map(), pinned: new Set(), layers: [], unfolded: new Set(), inputs: new Map() };
 }
 
-/** Key of one input value: its call's blockKey and its argument path. */
+/** Key of one input value: its call's blockKey and its argument path (policy/select.ts builds the same from a KeyedValue). */
 export function inputKey(entryId: string, blockIndex: number, path: ArgPath): string {
 	return `${blockKey(entryId, blockIndex)}:${pathKey(path)}`;
 }

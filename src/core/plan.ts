@@ -15,7 +15,7 @@ import {
 } from "./blocks.ts";
 import { deriveCode, type Hash, renderDigest, utf8Length } from "./digest.ts";
 import type { MaskedInput } from "./input-records.ts";
-import { type ArgPath, deriveInputCode, renderInputDigest, valueAt } from "./inputs.ts";
+import { type ArgPath, deriveInputCode, INPUT_MIN_CHARS, renderInputDigest, valueAt } from "./inputs.ts";
 import { FOLD_STATE_VERSION, type FrozenLayer, inputsField, type MaskedBlock, type MaskIndex } from "./layers.ts";
 import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
 import {
@@ -214,12 +214,14 @@ export function applyFrozenLayers(
 		for (let j = 0; j < m.blocks.length; j++) {
 			const block = m.blocks[j];
 			if (block === undefined) continue;
+			// Only a call long enough to hold a folded value can have one (INPUT_MIN_CHARS).
 			if (
 				block.kind === "toolCall" &&
 				inputs &&
+				index.inputs.size > 0 &&
+				block.text.length >= INPUT_MIN_CHARS &&
 				m.entryId !== null &&
-				m.role === "assistant" &&
-				index.inputs.size > 0
+				m.role === "assistant"
 			) {
 				const masks = index.inputs.get(blockKey(m.entryId, j));
 				if (masks !== undefined) {

@@ -7,7 +7,7 @@
  */
 import { blockKey, blockTokens, isMaskableKind, type ThinkingPolicy, type ViewMessage } from "../blocks.ts";
 import type { ArgPath } from "../inputs.ts";
-import { inputKey, type MaskIndex } from "../layers.ts";
+import type { MaskIndex } from "../layers.ts";
 import { estimateTokens } from "../tokens.ts";
 import type { StaleInView } from "./superseded.ts";
 
@@ -57,26 +57,41 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 	// Stale blocks are exempt from the tail, so the scan reaches past it when there are any.
 	const ageEnd = Math.min(input.protectedFrom, input.deliveredBefore);
 	const end = staleCount > 0 ? input.deliveredBefore : ageEnd;
-	// Which calls' results were delivered, found the first time a call with long values needs it.
-	let delivered: Set<string> | undefined;
 	for (let i = 0; i < end; i++) {
 		const message = input.messages[i] as ViewMessage;
 		if (message.entryId === null) continue;
 		if (message.role !== "toolResult" && message.role !== "assistant") continue;
 		const settled = i < input.lastUser;
-		const reason = settled && message.role === "toolResult" ? stale?.results.get(message.entryId)?.reason : undefined;
-		if (i >= ageEnd && reason === undefined && !(settled && message.role === "assistant")) continue;
+		// Past the tail's start only stale blocks fold; before it every block does (commit adds its reason).
+		const inTail = i >= ageEnd;
+		const reason =
+			inTail && settled && message.role === "toolResult" ? stale?.results.get(message.entryId)?.reason : undefined;
+		if (inTail && reason === undefined && !(settled && message.role === "assistant")) continue;
 		for (let j = 0; j < message.blocks.length; j++) {
 			const block = message.blocks[j];
 			if (block === undefined) continue;
 			if (block.kind === "toolCall") {
-				if (!foldInputs || !settled || block.call === undefined || block.call.long.length === 0) continue;
-				delivered ??= deliveredCalls(input.messages, input.deliveredBefore);
-				if (block.call.id === undefined || !delivered.has(block.call.id)) continue;
-				const why = stale?.inputs.get(blockKey(message.entryId, j))?.reason;
-				if (i >= ageEnd && why === undefined) continue;
-				for (const v of block.call.long) {
-					const key = inputKey(message.entryId, j, v.path);
+				const call = block.call;
+				if (!foldInputs || !settled || call === undefined || call.long.length === 0 || call.id === undefined) continue;
+				// The keys of its values, built once per view (a view lives as long as its message is sent).
+				if (call.keys === undefined || call.keys.entryId !== message.entryId || call.keys.blockIndex !== j) {
+					const prefix = blockKey(message.entryId, j);
+					call.keys = {
+						entryId: message.entryId,
+						blockIndex: j,
+						prefix,
+						keys: call.long.map((v) => `${prefix}:${v.key}`),
+					};
+				}
+				const keys = call.keys;
+				// Every value already masked: nothing to do (the common case once a call has folded).
+				if (input.index.inputs.get(keys.prefix)?.length === call.long.length) continue;
+				if (!resultFollows(input.messages, i, call.id, input.deliveredBefore)) continue;
+				const why = inTail ? stale?.inputs.get(keys.prefix)?.reason : undefined;
+				if (inTail && why === undefined) continue;
+				for (let k = 0; k < call.long.length; k++) {
+					const v = call.long[k] as (typeof call.long)[number];
+					const key = keys.keys[k] as string;
 					if (input.index.byKey.has(key) || input.index.pinned.has(key)) continue;
 					const tokens = estimateTokens(v.value.length);
 					candidates.push({
@@ -90,7 +105,7 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 				}
 				continue;
 			}
-			if (i >= ageEnd && reason === undefined) continue;
+			if (inTail && reason === undefined) continue;
 			if (!isMaskableKind(message, block, input.thinking)) continue;
 			if (block.signed === true && input.thinking === "drop-signature" && i > input.lastUser) continue;
 			const key = blockKey(message.entryId, j);
@@ -104,12 +119,16 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 	return { candidates, mass };
 }
 
-/** Tool calls whose result the model has seen: a result before the newest successful response. */
-function deliveredCalls(messages: readonly ViewMessage[], deliveredBefore: number): Set<string> {
-	const ids = new Set<string>();
-	for (let i = 0; i < deliveredBefore; i++) {
-		const m = messages[i] as ViewMessage;
-		if (m.role === "toolResult" && m.toolCallId !== undefined) ids.add(m.toolCallId);
+/**
+ * The call's result was delivered: it is among the results right after the call's message (where Pi
+ * puts them) and before `end`, the newest successful response. A result anywhere else counts as not
+ * delivered, which can only miss a fold.
+ */
+function resultFollows(messages: readonly ViewMessage[], i: number, id: string, end: number): boolean {
+	for (let k = i + 1; k < end; k++) {
+		const m = messages[k] as ViewMessage;
+		if (m.role !== "toolResult") return false;
+		if (m.toolCallId === id) return true;
 	}
-	return ids;
+	return false;
 }
