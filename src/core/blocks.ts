@@ -1,9 +1,10 @@
 /**
  * The core's plain view of an outgoing message list. The adapter converts Pi's messages into this
- * shape; the core never sees Pi types. Only two kinds of block can ever be masked: the text parts of
- * a tool result, and assistant thinking.
+ * shape; the core never sees Pi types. Three kinds of block can ever be masked: the text parts of a
+ * tool result, assistant thinking, and long string values inside an assistant tool call's arguments.
  */
 import type { DigestFacts } from "./digest.ts";
+import type { LongValue } from "./inputs.ts";
 import { estimateTokens, IMAGE_TOKEN_ESTIMATE, type Usage } from "./tokens.ts";
 
 export type BlockKind = "text" | "thinking" | "image" | "toolCall" | "other";
@@ -25,6 +26,27 @@ export interface ViewBlock {
 	foreign?: boolean;
 	/** Digest facts computed when the block was new (an optional cache; the core computes them if absent). */
 	facts?: DigestFacts;
+	/** A tool call's id, name and arguments (kind "toolCall" only). */
+	call?: ViewCall;
+}
+
+/** A tool call as the core reads it: what its input folds and superseded output are decided from. */
+export interface ViewCall {
+	id: string | undefined;
+	name: string;
+	/** The arguments object as the message holds it (never changed by the core). */
+	args: unknown;
+	/** Its long string values (see findLongValues) with their path keys, found once when the view is built. */
+	long: readonly KeyedValue[];
+	/** Facts about the call that the superseded rules memoize here (see policy/superseded.ts). */
+	memo?: unknown;
+	/** The index keys of its long values, memoized by policy/select.ts for the entry and index they were built for. */
+	keys?: { entryId: string; blockIndex: number; prefix: string; keys: string[] };
+}
+
+export interface KeyedValue extends LongValue {
+	/** pathKey(path), the value's identity within its call. */
+	key: string;
 }
 
 export interface ViewMessage {
@@ -45,6 +67,10 @@ export interface ViewMessage {
 	usage?: Usage;
 	/** Assistant stop reason: error and aborted responses carry no usable usage. */
 	stopReason?: string;
+	/** For a tool result: the tool reported failure. */
+	isError?: boolean;
+	/** For a tool result: the tool cut its output (Pi's `details.truncation.truncated`). */
+	truncated?: boolean;
 }
 
 export function blockTokens(block: ViewBlock): number {

@@ -4,7 +4,7 @@
  * BranchReplay, so the two can never count differently.
  */
 import { type AccountingEvent, type AccountingReport, accountSession } from "./accounting.ts";
-import { addRecord, emptyIndex, type FoldRecord, type MaskIndex } from "./layers.ts";
+import { addRecord, emptyIndex, type FoldRecord, layerMasks, type MaskIndex } from "./layers.ts";
 import type { Usage } from "./tokens.ts";
 import { estimateTokens, MAX_REPORTED_TOKENS } from "./tokens.ts";
 
@@ -21,7 +21,7 @@ export class FoldTelemetry {
 		if (record.type === "layer") {
 			if (this.seqs.has(record.seq)) return false;
 			this.seqs.add(record.seq);
-			const saved = record.blocks.reduce((n, b) => n + Math.max(0, b.tokens - estimateTokens(b.digest.length)), 0);
+			const saved = layerMasks(record).reduce((n, b) => n + Math.max(0, b.tokens - estimateTokens(b.digest.length)), 0);
 			this.push({ type: "fold", seq: record.seq, saved });
 		} else {
 			const fresh = record.codes.filter((c) => !this.index.unfolded.has(c));

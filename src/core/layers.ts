@@ -4,11 +4,14 @@
  * never change after commit, which is what keeps the outgoing prefix byte-stable.
  */
 import { blockKey } from "./blocks.ts";
+import { type LayerInputs, layerInputs, type MaskedInput, parseLayerInputs } from "./input-records.ts";
+import { type ArgPath, pathKey } from "./inputs.ts";
 import { finiteOr0, isRecord } from "./values.ts";
 
 export const FOLD_STATE_VERSION = 1;
 
-export type MaskableKind = "toolResult" | "thinking";
+/** What a masked block is: a tool result's text, thinking, or one long value of a tool call's arguments. */
+export type MaskableKind = "toolResult" | "thinking" | "input";
 
 export interface MaskedBlock {
 	code: string;
@@ -31,6 +34,8 @@ export interface MaskedBlock {
 	signed?: boolean;
 	/** Full-output file the tool recorded itself (bash truncation), for recall. */
 	fullOutputPath?: string;
+	/** For an input: where the value sits in the call's arguments (`blockIndex` is the call's content index). */
+	path?: ArgPath;
 }
 
 export type FoldReason = "threshold" | "step" | "budget";
@@ -44,7 +49,10 @@ export interface FrozenLayer {
 	lastResponseAt: number;
 	usageBefore: number;
 	usageAfter: number;
+	/** Tool-result and thinking masks (never inputs: an older reader would drop the layer over one). */
 	blocks: MaskedBlock[];
+	/** Folded tool-call inputs, in a field of their own that an older reader ignores (input-records.ts). */
+	inputs?: LayerInputs;
 }
 
 export interface UnfoldRecord {
@@ -57,7 +65,7 @@ export type FoldRecord = FrozenLayer | UnfoldRecord;
 
 /** Lookup structures over the active branch's fold records. Built once per change, not per request. */
 export interface MaskIndex {
-	/** Masked (and not unfolded) blocks by `${entryId}:${blockIndex}`. */
+	/** Masked (and not unfolded) blocks by maskKey: `${entryId}:${blockIndex}`, plus the path for inputs. */
 	byKey: Map<string, MaskedBlock>;
 	/** Every block ever folded on this branch, by code, including unfolded ones. */
 	byCode: Map<string, MaskedBlock>;
@@ -65,21 +73,58 @@ export interface MaskIndex {
 	pinned: Set<string>;
 	layers: FrozenLayer[];
 	unfolded: Set<string>;
+	/** Masked (and not unfolded) input values by the blockKey of their tool call. */
+	inputs: Map<string, MaskedBlock[]>;
 }
 
 export function emptyIndex(): MaskIndex {
-	return { byKey: new Map(), byCode: new Map(), pinned: new Set(), layers: [], unfolded: new Set() };
+	return { byKey: new Map(), byCode: new Map(), pinned: new Set(), layers: [], unfolded: new Set(), inputs: new Map() };
+}
+
+/** Key of one input value: its call's blockKey and its argument path (policy/select.ts builds the same from a KeyedValue). */
+export function inputKey(entryId: string, blockIndex: number, path: ArgPath): string {
+	return `${blockKey(entryId, blockIndex)}:${pathKey(path)}`;
+}
+
+/** The key a masked block is indexed under (byKey, pinned). */
+export function maskKey(block: MaskedBlock): string {
+	return block.kind === "input" && block.path !== undefined
+		? inputKey(block.entryId, block.blockIndex, block.path)
+		: blockKey(block.entryId, block.blockIndex);
+}
+
+/** A stored input mask as the index holds it. */
+export function inputMask(m: MaskedInput): MaskedBlock {
+	return { ...m, kind: "input" };
+}
+
+/** Every mask a layer commits: its blocks, then its inputs. */
+export function layerMasks(layer: FrozenLayer): MaskedBlock[] {
+	const inputs = layer.inputs?.blocks ?? [];
+	return inputs.length === 0 ? layer.blocks : [...layer.blocks, ...inputs.map(inputMask)];
+}
+
+/** The stored form of a new layer's input masks (see input-records.ts). */
+export function inputsField(masks: readonly MaskedInput[]): { inputs?: LayerInputs } {
+	return masks.length === 0 ? {} : { inputs: layerInputs(masks) };
 }
 
 /** Add one record to an index in place (used when a fold event or unfold commits). */
 export function addRecord(index: MaskIndex, record: FoldRecord): void {
 	if (record.type === "layer") {
 		index.layers.push(record);
-		for (const block of record.blocks) {
-			const key = blockKey(block.entryId, block.blockIndex);
+		for (const block of layerMasks(record)) {
+			const key = maskKey(block);
 			if (index.byCode.has(block.code) || index.byKey.has(key) || index.pinned.has(key)) continue;
 			index.byCode.set(block.code, block);
-			if (!index.unfolded.has(block.code)) index.byKey.set(key, block);
+			if (index.unfolded.has(block.code)) continue;
+			index.byKey.set(key, block);
+			if (block.kind === "input") {
+				const call = blockKey(block.entryId, block.blockIndex);
+				const list = index.inputs.get(call);
+				if (list === undefined) index.inputs.set(call, [block]);
+				else list.push(block);
+			}
 		}
 		return;
 	}
@@ -87,9 +132,15 @@ export function addRecord(index: MaskIndex, record: FoldRecord): void {
 		index.unfolded.add(code);
 		const block = index.byCode.get(code);
 		if (!block) continue;
-		const key = blockKey(block.entryId, block.blockIndex);
+		const key = maskKey(block);
 		index.byKey.delete(key);
 		index.pinned.add(key);
+		if (block.kind === "input") {
+			const call = blockKey(block.entryId, block.blockIndex);
+			const rest = (index.inputs.get(call) ?? []).filter((b) => b !== block);
+			if (rest.length === 0) index.inputs.delete(call);
+			else index.inputs.set(call, rest);
+		}
 	}
 }
 
@@ -110,6 +161,8 @@ export function parseFoldRecord(data: unknown): FoldRecord | null {
 		if (!isMaskedBlock(b)) return null;
 		blocks.push(b);
 	}
+	// Input masks ride beside the blocks; a malformed or newer one is dropped alone (see input-records.ts).
+	const inputs = parseLayerInputs(data).blocks;
 	return {
 		type: "layer",
 		v: data.v,
@@ -119,6 +172,7 @@ export function parseFoldRecord(data: unknown): FoldRecord | null {
 		usageBefore: finiteOr0(data.usageBefore),
 		usageAfter: finiteOr0(data.usageAfter),
 		blocks,
+		...inputsField(inputs),
 	};
 }
 

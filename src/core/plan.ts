@@ -8,12 +8,21 @@ import {
 	isSuccessfulResponse,
 	MESSAGE_OVERHEAD_TOKENS,
 	type ThinkingPolicy,
+	type ViewCall,
 	type ViewMessage,
 } from "./blocks.ts";
 import { deriveCode, type Hash, renderDigest, utf8Length } from "./digest.ts";
-import { FOLD_STATE_VERSION, type FrozenLayer, type MaskedBlock, type MaskIndex } from "./layers.ts";
+import type { MaskedInput } from "./input-records.ts";
+import { type ArgPath, deriveInputCode, INPUT_MIN_CHARS, renderInputDigest, valueAt } from "./inputs.ts";
+import { FOLD_STATE_VERSION, type FrozenLayer, inputsField, type MaskedBlock, type MaskIndex } from "./layers.ts";
 import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
-import { type Candidate, DIGEST_TOKEN_ESTIMATE, selectCandidates } from "./policy/select.ts";
+import {
+	type Candidate,
+	DIGEST_TOKEN_ESTIMATE,
+	INPUT_DIGEST_TOKEN_ESTIMATE,
+	selectCandidates,
+} from "./policy/select.ts";
+import { type StaleInView, staleInView } from "./policy/superseded.ts";
 import type { Settings } from "./settings.ts";
 import { estimateTokens } from "./tokens.ts";
 import { protectedTailStart, readUsage, responsesSince, type UsageReading } from "./usage.ts";
@@ -26,6 +35,11 @@ export interface Substitution {
 	text: string;
 	/** A signed thinking block: drop the signature so the provider accepts the changed text. */
 	dropSignature: boolean;
+	/**
+	 * An input: the block is a tool call, and `text` replaces the string value at this path of its
+	 * arguments (see foldArguments); name, id, every other key and value stay as they are.
+	 */
+	path?: ArgPath;
 }
 
 export interface PlanInput {
@@ -42,9 +56,17 @@ export interface PlanInput {
 	thinking?: ThinkingPolicy;
 	/**
 	 * Final check before a block is committed to a layer: its text is exactly the ledger's, so recall
-	 * can verify it later. Injected by the adapter; absent means every candidate passes.
+	 * can verify it later (for an input, the value at `path` of the call's arguments). Injected by the
+	 * adapter; absent means every candidate passes.
 	 */
-	verify?: (entryId: string, blockIndex: number, text: string) => boolean;
+	verify?: (entryId: string, blockIndex: number, text: string, path?: ArgPath) => boolean;
+	/**
+	 * Fold tool-call inputs (default true). False for a model whose provider refused a request
+	 * carrying them: its frozen input masks are not applied either, so its calls go out in full.
+	 */
+	inputs?: boolean;
+	/** The session's working directory (its header's), for the superseded rules' paths. */
+	cwd?: string;
 }
 
 export interface FoldPlan {
@@ -69,17 +91,32 @@ export interface FoldPlan {
 export function planFold(input: PlanInput): FoldPlan {
 	const { messages, index } = input;
 	const thinking = input.thinking ?? "unsigned-only";
-	const frozen = applyFrozenLayers(messages, index, thinking);
+	const inputs = input.inputs !== false;
+	const frozen = applyFrozenLayers(messages, index, thinking, inputs);
 	const usage = readUsage(messages, frozen.tokensPerMessage, frozen.latestCompaction);
 	const geometry = ladderGeometry(input.settings, input.window, input.everCacheRead);
 	const protectedFrom = geometry === null ? 0 : protectedTailStart(frozen.tokensPerMessage, geometry.tail);
+	const deliveredBefore = Math.max(frozen.lastOk, 0);
+	// Stale blocks matter to the mass only where age alone would not fold them: past the tail's start.
+	// Every block before it is a candidate anyway; its reason is looked up at a fold event (below).
+	const ageEnd = Math.min(protectedFrom, deliveredBefore);
+	const staleOf = (from: number) =>
+		staleInView(messages, {
+			from,
+			deliveredBefore,
+			lastUser: frozen.lastUser,
+			...(input.cwd !== undefined && { cwd: input.cwd }),
+		});
+	const stale = staleOf(ageEnd);
 	const { candidates, mass } = selectCandidates({
 		messages,
 		index,
 		protectedFrom,
-		deliveredBefore: Math.max(frozen.lastOk, 0),
+		deliveredBefore,
 		thinking,
 		lastUser: frozen.lastUser,
+		inputs,
+		stale,
 	});
 	const lastLayer = index.layers[index.layers.length - 1];
 	const cooldown = lastLayer !== undefined && responsesSince(messages, lastLayer.lastResponseAt) <= 1;
@@ -98,8 +135,9 @@ export function planFold(input: PlanInput): FoldPlan {
 	if (decision.state !== "fold" || decision.reason === undefined || candidates.length === 0) {
 		return { ...base, state: decision.state, layer: null, usageAfter: usage.tokens };
 	}
-	const commit = commitCandidates(input, candidates, thinking);
-	if (commit.blocks.length === 0) return { ...base, state: "accumulating", layer: null, usageAfter: usage.tokens };
+	const commit = commitCandidates(input, candidates, thinking, ageEnd > 0 ? staleOf(0) : stale);
+	const committed = commit.blocks.length + commit.inputs.length;
+	if (committed === 0) return { ...base, state: "accumulating", layer: null, usageAfter: usage.tokens };
 
 	const usageAfter = Math.max(0, usage.tokens - commit.saved);
 	const layer: FrozenLayer = {
@@ -111,6 +149,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		usageBefore: usage.tokens,
 		usageAfter,
 		blocks: commit.blocks,
+		...inputsField(commit.inputs),
 	};
 	return {
 		...base,
@@ -119,7 +158,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		layer,
 		usageAfter,
 		mass: Math.max(0, commit.leftover),
-		maskedBlocks: frozen.maskedBlocks + commit.blocks.length,
+		maskedBlocks: frozen.maskedBlocks + committed,
 		maskedTokens: frozen.maskedTokens + commit.saved,
 	};
 }
@@ -144,12 +183,14 @@ export interface FrozenPass {
 
 /**
  * Re-apply the frozen layers' stored digests (byte for byte, never re-rendered) to a request, and
- * count its tokens. `simulate` calls this too, to know what the recorded layers saved.
+ * count its tokens. `simulate` calls this too, to know what the recorded layers saved. With `inputs`
+ * false the input masks are left out (their calls go out in full).
  */
 export function applyFrozenLayers(
 	messages: readonly ViewMessage[],
 	index: MaskIndex,
 	thinking: ThinkingPolicy,
+	inputs = true,
 ): FrozenPass {
 	const pass: FrozenPass = {
 		substitutions: [],
@@ -167,6 +208,21 @@ export function applyFrozenLayers(
 		for (let j = 0; j < m.blocks.length; j++) {
 			const block = m.blocks[j];
 			if (block === undefined) continue;
+			// Only a call long enough to hold a folded value can have one (INPUT_MIN_CHARS).
+			if (
+				block.kind === "toolCall" &&
+				inputs &&
+				index.inputs.size > 0 &&
+				block.text.length >= INPUT_MIN_CHARS &&
+				m.entryId !== null &&
+				m.role === "assistant"
+			) {
+				const masks = index.inputs.get(blockKey(m.entryId, j));
+				if (masks !== undefined) {
+					tokens += Math.max(0, blockTokens(block) - applyInputMasks(pass, masks, block, i, j));
+					continue;
+				}
+			}
 			const masked =
 				m.entryId !== null && (block.kind === "text" || block.kind === "thinking") && index.byKey.size > 0
 					? index.byKey.get(blockKey(m.entryId, j))
@@ -199,8 +255,51 @@ export function applyFrozenLayers(
 	return pass;
 }
 
+/**
+ * The frozen masks of one tool call's input values: a substitution for each value still there with
+ * the length it had when folded. Returns the tokens they save.
+ */
+function applyInputMasks(
+	pass: FrozenPass,
+	masks: readonly MaskedBlock[],
+	block: ViewMessage["blocks"][number],
+	messageIndex: number,
+	blockIndex: number,
+): number {
+	let saved = 0;
+	for (const masked of masks) {
+		if (masked.path === undefined) continue;
+		const path = masked.path;
+		const value = block.call?.long.find((v) => samePath(v.path, path))?.value ?? valueAt(block.call?.args, path);
+		// The length check is a cheap guard against an id reused for different content.
+		if (value === undefined || value.length !== masked.chars) continue;
+		pass.substitutions.push({
+			messageIndex,
+			blockIndex,
+			code: masked.code,
+			text: masked.digest,
+			dropSignature: false,
+			path: masked.path,
+		});
+		const digestTokens = estimateTokens(masked.digest.length);
+		pass.maskedBlocks++;
+		const s = Math.max(0, masked.tokens - digestTokens);
+		pass.maskedTokens += s;
+		saved += s;
+	}
+	return saved;
+}
+
+function samePath(a: ArgPath, b: ArgPath): boolean {
+	if (a.length !== b.length) return false;
+	for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+	return true;
+}
+
 interface Commit {
 	blocks: MaskedBlock[];
+	/** The new layer's input masks (stored in its `inputs` field). */
+	inputs: MaskedInput[];
 	substitutions: Substitution[];
 	/** Tokens the new layer takes out of the request. */
 	saved: number;
@@ -208,28 +307,48 @@ interface Commit {
 	leftover: number;
 }
 
-/** Render every candidate's digest and record its identity: the new layer's blocks. */
-function commitCandidates(input: PlanInput, candidates: readonly Candidate[], thinking: ThinkingPolicy): Commit {
+/**
+ * Render every candidate's digest and record its identity: the new layer's blocks. `stale` holds
+ * every superseded and duplicate block of the request, whose digests say why.
+ */
+function commitCandidates(
+	input: PlanInput,
+	candidates: readonly Candidate[],
+	thinking: ThinkingPolicy,
+	stale: StaleInView,
+): Commit {
 	const { messages, index } = input;
 	const taken = new Set(index.byCode.keys());
-	const out: Commit = { blocks: [], substitutions: [], saved: 0, leftover: 0 };
+	const out: Commit = { blocks: [], inputs: [], substitutions: [], saved: 0, leftover: 0 };
 	for (const c of candidates) {
 		const m = messages[c.messageIndex] as ViewMessage;
 		const block = m.blocks[c.blockIndex];
 		if (block === undefined || m.entryId === null) continue;
+		const reason =
+			c.reason ??
+			(c.input !== undefined
+				? stale.inputs.get(blockKey(m.entryId, c.blockIndex))?.reason
+				: m.role === "toolResult"
+					? stale.results.get(m.entryId)?.reason
+					: undefined);
+		if (c.input !== undefined) {
+			commitInput(input, out, taken, c, m.entryId, block.call, reason);
+			continue;
+		}
 		if (input.verify !== undefined && !input.verify(m.entryId, c.blockIndex, block.text)) {
 			out.leftover += c.tokens - DIGEST_TOKEN_ESTIMATE;
 			continue;
 		}
 		const kind = m.role === "toolResult" ? "toolResult" : "thinking";
 		const code = deriveCode(input.hash, m.entryId, c.blockIndex, taken);
+		const note = noteOf(reason, input.digestNote);
 		const rendered = renderDigest({
 			code,
 			kind,
 			text: block.text,
 			...(m.toolName !== undefined && { toolName: m.toolName }),
 			...(m.callSummary !== undefined && { callSummary: m.callSummary }),
-			...(input.digestNote !== undefined && { note: input.digestNote }),
+			...(note !== undefined && { note }),
 			...(block.facts !== undefined && { facts: block.facts }),
 		});
 		const digestTokens = estimateTokens(rendered.digest.length);
@@ -266,7 +385,65 @@ function commitCandidates(input: PlanInput, candidates: readonly Candidate[], th
 	return out;
 }
 
+/** Fold one long value of a tool call's arguments: a masked input and a substitution at its path. */
+function commitInput(
+	input: PlanInput,
+	out: Commit,
+	taken: Set<string>,
+	c: Candidate,
+	entryId: string,
+	call: ViewCall | undefined,
+	reason: string | undefined,
+): void {
+	const { path, value } = c.input as NonNullable<Candidate["input"]>;
+	const toolName = call?.name || "tool";
+	const toolCallId = call?.id;
+	if (input.verify !== undefined && !input.verify(entryId, c.blockIndex, value, path)) {
+		out.leftover += c.tokens - INPUT_DIGEST_TOKEN_ESTIMATE;
+		return;
+	}
+	const code = deriveInputCode(input.hash, entryId, c.blockIndex, path, taken);
+	const note = noteOf(reason, input.digestNote);
+	const rendered = renderInputDigest({ code, toolName, path, text: value, ...(note !== undefined && { note }) });
+	const digestTokens = estimateTokens(rendered.digest.length);
+	if (digestTokens >= c.tokens) {
+		out.leftover += c.tokens - INPUT_DIGEST_TOKEN_ESTIMATE;
+		return;
+	}
+	taken.add(code);
+	out.inputs.push({
+		code,
+		entryId,
+		blockIndex: c.blockIndex,
+		path,
+		toolName,
+		...(toolCallId !== undefined && { toolCallId }),
+		sha256: input.hash(value),
+		chars: value.length,
+		bytes: utf8Length(value),
+		lines: rendered.lines,
+		tokens: c.tokens,
+		digest: rendered.digest,
+	});
+	out.substitutions.push({
+		messageIndex: c.messageIndex,
+		blockIndex: c.blockIndex,
+		code,
+		text: rendered.digest,
+		dropSignature: false,
+		path,
+	});
+	out.saved += c.tokens - digestTokens;
+}
+
+/** A digest's header note: why a stale block folded, then where recall is served from. */
+function noteOf(reason: string | undefined, digestNote: string | undefined): string | undefined {
+	if (reason === undefined) return digestNote;
+	return digestNote === undefined ? reason : `${reason} · ${digestNote}`;
+}
+
 function kindMatches(masked: MaskedBlock, role: string, kind: string): boolean {
+	if (masked.kind === "input") return false;
 	return masked.kind === "toolResult"
 		? role === "toolResult" && kind === "text"
 		: role === "assistant" && kind === "thinking";

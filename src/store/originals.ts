@@ -3,6 +3,7 @@
  * Sources: the session ledger (normal sessions), or an in-memory map (ephemeral sessions only).
  * Nothing is served unless its sha256 matches the one recorded at fold time.
  */
+import { renderPath, valueAt } from "../core/inputs.ts";
 import type { MaskedBlock } from "../core/layers.ts";
 import { sha256 } from "./hash.ts";
 import { type Ledger, LedgerError } from "./ledger.ts";
@@ -79,6 +80,7 @@ export function findOriginal(block: MaskedBlock, ledger: Ledger | null, memory?:
 	const part = Array.isArray(message?.content)
 		? (message.content[block.blockIndex] as Record<string, unknown> | undefined)
 		: undefined;
+	if (block.kind === "input") return inputOriginal(block, part);
 	const text =
 		block.kind === "toolResult"
 			? part?.type === "text"
@@ -96,6 +98,23 @@ export function findOriginal(block: MaskedBlock, ledger: Ledger | null, memory?:
 	}
 	const full = (message?.details as { fullOutputPath?: unknown } | undefined)?.fullOutputPath;
 	return verify(block, text, typeof full === "string" ? full : undefined, "ledger");
+}
+
+/**
+ * A folded tool-call input: the value at its path in the tool call the session file holds. The file
+ * keeps the arguments as the model sent them (a JSON-string `edits` stays a string there, while Pi
+ * parses it in place on the live message); the path reaches the same value in either form.
+ */
+function inputOriginal(block: MaskedBlock, part: Record<string, unknown> | undefined): Original {
+	const text = part?.type === "toolCall" && block.path !== undefined ? valueAt(part.arguments, block.path) : undefined;
+	if (text === undefined) {
+		return {
+			ok: false,
+			reason: "shape",
+			message: `{#${block.code}}: entry ${block.entryId} no longer has a tool call at index ${block.blockIndex} with a string at ${renderPath(block.path ?? [])}; the session file was changed.`,
+		};
+	}
+	return verify(block, text, undefined, "ledger");
 }
 
 function verify(

@@ -1,3 +1,4 @@
+import { renderPath } from "../core/inputs.ts";
 import type { MaskedBlock, MaskIndex } from "../core/layers.ts";
 import {
 	capLines,
@@ -233,8 +234,15 @@ function prefilter(needle: string, src: RecallSources): Set<string> | null {
 }
 
 function describe(block: MaskedBlock): string {
+	if (block.kind === "input") return describeInput(block);
 	const what = block.kind === "thinking" ? "thinking" : (block.toolName ?? "tool");
 	return `{#${block.code}} ${what} · ${groupDigits(block.chars)} chars, ${groupDigits(block.lines)} lines`;
+}
+
+/** A folded tool-call input: the tool, where the value sat in its arguments, its size. */
+function describeInput(block: MaskedBlock): string {
+	const where = renderPath(block.path ?? []);
+	return `{#${block.code}} ${block.toolName ?? "tool"} input ${where} · ${groupDigits(block.chars)} chars, ${groupDigits(block.lines)} lines`;
 }
 
 function cutHint(code: string, rendered: readonly string[], i: number, n: number, syntax: RecallSyntax): string {

@@ -742,7 +742,12 @@ function measureStages(replay: Replay, settings: Settings, samples: number): Sta
 		for (let i = 0; i < samples + 3; i++) {
 			let t = performance.now();
 			for (const { text, block } of texts)
-				renderDigest({ code: block.code, kind: block.kind, text, toolName: block.toolName ?? "tool" });
+				renderDigest({
+					code: block.code,
+					kind: block.kind === "thinking" ? "thinking" : "toolResult",
+					text,
+					toolName: block.toolName ?? "tool",
+				});
 			const render = performance.now() - t;
 			t = performance.now();
 			for (const { text } of texts) findRiskLines(text);

@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { MaskedInput } from "../../src/core/input-records.ts";
+import { renderPath, valueAt } from "../../src/core/inputs.ts";
 import { parseSessionText } from "../../src/core/session/entries.ts";
 import { COMPACT_ID, LARGE_ID, memIo, runCli, TRACE_CWD, type TraceAgent, traceAgent } from "./helpers.ts";
 
@@ -173,6 +175,27 @@ describe("recall", () => {
 		const capped = await runCli(["recall", COMPACT_ID, code, "--max-tokens", "50"], io());
 		expect(capped.stdout).toContain("cut at the answer cap");
 		expect(capped.stdout.length).toBeLessThan(400);
+	});
+
+	test("a folded tool-call input: the argument value, sha256-verified, with grep", async () => {
+		const parsed = parseSessionText(readFileSync(agent.recorded, "utf8"));
+		const input = parsed.entries
+			.filter((e) => e.type === "custom")
+			.flatMap((e) => (e.data as { inputs?: { blocks: MaskedInput[] } }).inputs?.blocks ?? [])[0] as MaskedInput;
+		expect(input).toBeDefined();
+		const entry = parsed.entries.find((e) => e.id === input.entryId);
+		const part = (entry?.message?.content as Array<{ arguments?: unknown }> | undefined)?.[input.blockIndex];
+		const value = valueAt(part?.arguments, input.path) as string;
+		expect(value.length).toBe(input.chars);
+		const r = await runCli(["recall", COMPACT_ID, input.code], io());
+		expect(r.code).toBe(0);
+		expect(r.stdout).toBe(
+			`{#${input.code}} ${input.toolName} input ${renderPath(input.path)} · ${input.chars.toLocaleString("en-US")} chars, ${input.lines.toLocaleString("en-US")} lines (sha256 verified):\n${value}${value.endsWith("\n") ? "" : "\n"}`,
+		);
+		const word = (value.match(/[A-Za-z]{6,}/) ?? ["import"])[0];
+		const grep = await runCli(["recall", COMPACT_ID, input.code, "--grep", word], io());
+		expect(grep.code).toBe(0);
+		expect(grep.stdout).toMatch(/matching line\(s\) for/);
 	});
 
 	test("an unknown code: exit 7 with the closest codes", async () => {

@@ -1,7 +1,6 @@
 /**
- * The stored form proposed for folded inputs, checked against the reader every release has today
- * (parseFoldRecord + addRecord): where the records go decides whether an older release loses one
- * layer's masks, or only the inputs.
+ * The stored form of folded inputs (parseFoldRecord + addRecord): where the records go decides
+ * whether an older release loses one layer's masks, or only the inputs.
  */
 import { describe, expect, test } from "bun:test";
 import { layerInputs, type MaskedInput, parseLayerInputs } from "../../src/core/input-records.ts";
@@ -71,33 +70,49 @@ function stored(record: unknown): unknown {
 	return JSON.parse(JSON.stringify(record));
 }
 
-describe("what today's reader does", () => {
+describe("the reader", () => {
 	test("one block of an unknown kind drops the whole layer, and every mask in it", () => {
 		const record = stored(layer({}, [result, { ...input, kind: "toolInput" }]));
 		expect(parseFoldRecord(record)).toBeNull();
 	});
+	test("an input in `blocks` (where an older release would choke on it) is refused the same way", () => {
+		expect(parseFoldRecord(stored(layer({}, [result, { ...input, kind: "input" }])))).toBeNull();
+	});
 	test("a newer layer version is dropped whole", () => {
 		expect(parseFoldRecord(stored({ ...layer({}), v: FOLD_STATE_VERSION + 1 }))).toBeNull();
 	});
-	test("an extra field is ignored: the proposed `inputs` leaves the layer and its masks intact", () => {
+	test("the inputs field is indexed beside the blocks: by code, by key with its path, and per call", () => {
 		const parsed = parseFoldRecord(stored(layer({ inputs: layerInputs([input]) })));
-		expect(parsed).not.toBeNull();
+		const index = indexRecords(parsed === null ? [] : [parsed]);
+		expect([...index.byKey.keys()]).toEqual(["e-result:0", 'e-call:1:["edits",0,"oldText"]']);
+		expect(index.byCode.get("beef01")).toEqual({ ...input, kind: "input" });
+		expect(index.inputs.get("e-call:1")?.map((b) => b.code)).toEqual(["beef01"]);
+	});
+	test("what an older release reads: the layer without its inputs, every other mask intact", () => {
+		// Releases before inputs build a layer from the fields they know; `blocks` holds no input.
+		const record = stored(layer({ inputs: layerInputs([input]) })) as Record<string, unknown>;
+		const { inputs: _ignored, ...known } = record;
+		const parsed = parseFoldRecord(known);
 		const index = indexRecords(parsed === null ? [] : [parsed]);
 		expect([...index.byKey.keys()]).toEqual(["e-result:0"]);
 		expect(index.byCode.has("beef01")).toBe(false);
+		expect((record.blocks as Array<{ kind: string }>).every((b) => b.kind !== "input")).toBe(true);
+		expect(record.v).toBe(1);
 	});
-	test("a layer of inputs only still reads (no blocks), and an unfold of an input code is harmless", () => {
-		const only = parseFoldRecord(stored(layer({ inputs: layerInputs([input]) }, [])));
+	test("a layer of inputs only reads; an unfold of an input code pins that value alone", () => {
+		const second = { ...input, code: "beef02", path: ["edits", 0, "newText"] };
+		const only = parseFoldRecord(stored(layer({ inputs: layerInputs([input, second]) }, [])));
 		const unfold = parseFoldRecord(stored({ type: "unfold", v: FOLD_STATE_VERSION, codes: ["beef01"] }));
 		expect(only?.type).toBe("layer");
 		const index = indexRecords([only, unfold].filter((r) => r !== null));
 		expect(index.layers).toHaveLength(1);
-		expect(index.byKey.size).toBe(0);
-		expect(index.pinned.size).toBe(0);
+		expect([...index.byKey.keys()]).toEqual(['e-call:1:["edits",0,"newText"]']);
+		expect([...index.pinned]).toEqual(['e-call:1:["edits",0,"oldText"]']);
+		expect(index.inputs.get("e-call:1")?.map((b) => b.code)).toEqual(["beef02"]);
 	});
 });
 
-describe("reading the proposed inputs field", () => {
+describe("reading the inputs field", () => {
 	test("round trip", () => {
 		expect(parseLayerInputs(stored(layer({ inputs: layerInputs([input]) })))).toEqual({ blocks: [input], skipped: 0 });
 		expect(layerInputs([input]).v).toBe(INPUT_FORMAT_VERSION);

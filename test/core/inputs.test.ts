@@ -148,8 +148,9 @@ describe("folded inputs golden", () => {
 		expect(inner).toHaveLength(1);
 		expect(inner[0]?.newText).toBe("short");
 		expect(inner[0]?.oldText.startsWith("{#")).toBe(true);
-		expect(r?.values[0]?.path).toEqual(["edits", null, 0, "oldText"]);
-		expect(renderPath(["edits", null, 0, "oldText"])).toBe("edits(json)[0].oldText");
+		// The path names the value as Pi's edit tool reads it, whatever form `edits` came in.
+		expect(r?.values[0]?.path).toEqual(["edits", 0, "oldText"]);
+		expect(valueAt({ edits: JSON.parse(args.edits) }, ["edits", 0, "oldText"])).toBe(inner[0]?.oldText);
 	});
 });
 
@@ -173,12 +174,44 @@ describe("finding long values", () => {
 	});
 	test("valueAt follows keys, indices and parsed strings, and refuses wrong turns", () => {
 		const args = { edits: JSON.stringify([{ oldText: "o" }]), list: ["p"], __proto__x: "q" };
-		expect(valueAt(args, ["edits", null, 0, "oldText"])).toBe("o");
+		expect(valueAt(args, ["edits", 0, "oldText"])).toBe("o");
 		expect(valueAt(args, ["list", 0])).toBe("p");
 		expect(valueAt(args, ["list", "0"])).toBeUndefined();
-		expect(valueAt(args, ["edits", 0])).toBeUndefined();
+		expect(valueAt(args, ["edits", 1, "oldText"])).toBeUndefined();
+		expect(valueAt(args, ["edits", "0"])).toBeUndefined();
 		expect(valueAt(args, ["missing"])).toBeUndefined();
 		expect(valueAt(args, ["toString"])).toBeUndefined();
+	});
+});
+
+describe("edits in any of the forms Pi accepts", () => {
+	const oldText = source("o", 30);
+	const forms: Array<[string, unknown]> = [
+		["an array", { path: "a.ts", edits: [{ oldText, newText: "n" }] }],
+		["a JSON string of an array", { path: "a.ts", edits: JSON.stringify([{ oldText, newText: "n" }]) }],
+		["a single object", { path: "a.ts", edits: { oldText, newText: "n" } }],
+		["a JSON string of one object", { path: "a.ts", edits: JSON.stringify({ oldText, newText: "n" }) }],
+	];
+	for (const [name, args] of forms) {
+		test(`${name}: the value is at edits[0].oldText, and folding keeps the form`, () => {
+			expect(findLongValues(args)).toEqual([{ path: ["edits", 0, "oldText"], value: oldText }]);
+			expect(valueAt(args, ["edits", 0, "oldText"])).toBe(oldText);
+			const folded = foldArguments(args, [{ path: ["edits", 0, "oldText"], text: "D" }]) as { edits: unknown };
+			const edits = (args as { edits: unknown }).edits;
+			expect(typeof folded.edits).toBe(typeof edits);
+			expect(Array.isArray(folded.edits)).toBe(Array.isArray(edits));
+			expect(valueAt(folded, ["edits", 0, "oldText"])).toBe("D");
+			expect(valueAt(folded, ["edits", 0, "newText"])).toBe("n");
+		});
+	}
+	test("a path folded on one form applies to the other (Pi parses a JSON-string edits in place)", () => {
+		const onFile = { path: "a.ts", edits: JSON.stringify([{ oldText, newText: "n" }]) };
+		const live = { path: "a.ts", edits: JSON.parse(onFile.edits) as unknown };
+		const [found] = findLongValues(live);
+		expect(valueAt(onFile, found?.path ?? [])).toBe(oldText);
+		expect(
+			JSON.parse((foldArguments(onFile, [{ path: ["edits", 0, "oldText"], text: "D" }]) as { edits: string }).edits),
+		).toEqual([{ oldText: "D", newText: "n" }]);
 	});
 });
 
@@ -257,11 +290,12 @@ describe("the input digest", () => {
 		expect(d.digest).toBe("{#abcdef FOLDED} my tool (arguments) · 1 chars, 1 lines\n> x");
 	});
 	test("paths render for people", () => {
-		expect(renderPath(["a", 0, "b c", null, 2])).toBe('a[0]["b c"](json)[2]');
+		expect(renderPath(["a", 0, "b c", 2])).toBe('a[0]["b c"][2]');
 		expect(renderPath([0])).toBe("[0]");
 	});
 	test("stored paths are validated", () => {
-		expect(parsePath(["edits", null, 0, "oldText"])).toEqual(["edits", null, 0, "oldText"]);
+		expect(parsePath(["edits", 0, "oldText"])).toEqual(["edits", 0, "oldText"]);
+		expect(parsePath(["edits", null, 0])).toBeNull();
 		expect(parsePath(["a", -1])).toBeNull();
 		expect(parsePath(["a", 1.5])).toBeNull();
 		expect(parsePath([{}])).toBeNull();

@@ -180,11 +180,20 @@ export function opsArb(sizes: Sizes = SIZES): fc.Arbitrary<Op[]> {
 	const text = textArb(sizes);
 	const call: fc.Arbitrary<ToolCallOp> = fc.record(
 		{
-			name: fc.constantFrom("bash", "read", "grep", "mcp_tool"),
+			name: fc.constantFrom("bash", "read", "grep", "mcp_tool", "write", "edit"),
 			args: fc.oneof(
 				fc.record({ command: fc.string({ maxLength: 40 }) }),
 				fc.record({ path: fc.constantFrom("src/a.ts", "../../etc/passwd", "/tmp/x", "C:\\win\\x") }),
 				fc.jsonValue({ maxDepth: 3 }),
+				// Long argument values, as write and edit send them: foldable inputs.
+				fc.record({ path: fc.constantFrom("src/a.ts", "/tmp/x"), content: text }),
+				fc.record({
+					path: fc.constantFrom("src/a.ts", "/tmp/x"),
+					edits: fc.oneof(
+						fc.array(fc.record({ oldText: text, newText: text }), { maxLength: 2 }),
+						fc.array(fc.record({ oldText: text, newText: text }), { maxLength: 2 }).map((e) => JSON.stringify(e)),
+					),
+				}),
 			),
 			parts: fc.oneof(
 				{ weight: 8, arbitrary: text.map((t) => [{ text: t }]) },

@@ -10,7 +10,9 @@ import { writeFileSync } from "node:fs";
 import { runContextHook } from "../../src/adapters/pi/context-hook.ts";
 import { LiveBranch } from "../../src/adapters/pi/state.ts";
 import { messageTokens, type ViewMessage } from "../../src/core/blocks.ts";
-import type { FoldRecord, FrozenLayer } from "../../src/core/layers.ts";
+import { foldArguments, valueAt } from "../../src/core/inputs.ts";
+import { type FoldRecord, type FrozenLayer, layerMasks, type MaskedBlock } from "../../src/core/layers.ts";
+import { findStaleBlocks, type ToolEvent } from "../../src/core/policy/superseded.ts";
 import { FOLD_ENTRY_TYPE } from "../../src/core/session/branch-state.ts";
 import { buildView, type PiContent, type PiEntry, type PiMessage } from "../../src/core/session/view.ts";
 import { resolveSettings, type Settings } from "../../src/core/settings.ts";
@@ -38,6 +40,8 @@ export interface SessionStats {
 	requests: number;
 	folds: number;
 	foldedBlocks: number;
+	/** Tool-call input values folded. */
+	foldedInputs: number;
 	unfolds: number;
 	resumes: number;
 	compactions: number;
@@ -69,6 +73,7 @@ export function runSession(options: SessionOptions): SessionResult {
 		requests: 0,
 		folds: 0,
 		foldedBlocks: 0,
+		foldedInputs: 0,
 		unfolds: 0,
 		resumes: 0,
 		compactions: 0,
@@ -144,11 +149,12 @@ export function runSession(options: SessionOptions): SessionResult {
 		return out;
 	};
 
-	const rawText = (entryId: string, blockIndex: number): string | undefined => {
+	const rawText = (entryId: string, blockIndex: number, path?: MaskedBlock["path"]): string | undefined => {
 		const e = branch.find((x) => x.id === entryId);
 		const part = Array.isArray(e?.message?.content)
 			? (e.message.content[blockIndex] as PiContent | undefined)
 			: undefined;
+		if (path !== undefined) return part?.type === "toolCall" ? valueAt(part.arguments, path) : undefined;
 		return part?.type === "thinking" ? part.thinking : part?.text;
 	};
 
@@ -223,6 +229,7 @@ export function runSession(options: SessionOptions): SessionResult {
 		if (newLayer) {
 			stats.folds++;
 			stats.foldedBlocks += newLayer.blocks.length;
+			stats.foldedInputs += newLayer.inputs?.blocks.length ?? 0;
 		}
 
 		if (check && !threw && plan) {
@@ -237,7 +244,7 @@ export function runSession(options: SessionOptions): SessionResult {
 			});
 			if (out.length !== before.length) fail("message count changed");
 			// Which blocks may differ from what came in: only the text of tool results and thinking.
-			const changed: Array<{ i: number; code: string }> = [];
+			const changed: Array<{ i: number; code: string; input?: boolean }> = [];
 			for (let i = 0; i < out.length; i++) {
 				if (outJson[i] === before[i]) continue;
 				const m = out[i] as PiMessage;
@@ -252,6 +259,19 @@ export function runSession(options: SessionOptions): SessionResult {
 					const op = oc[j] as PiContent;
 					const bp = bc[j] as PiContent;
 					if (JSON.stringify(op) === JSON.stringify(bp)) continue;
+					if (bp?.type === "toolCall") {
+						// A folded input: only argument values changed, each to its recorded digest at its path.
+						checkFoldedCall(op, bp, state.index.inputs.get(`${entryId}:${j}`) ?? [], { i, j });
+						for (const b of state.index.inputs.get(`${entryId}:${j}`) ?? []) {
+							if (valueAt(op.arguments, b.path ?? []) !== b.digest) continue;
+							changed.push({ i, code: b.code, input: true });
+							const key = `${entryId}:${j}:${JSON.stringify(b.path)}`;
+							const seen = frozen.get(key);
+							if (seen !== undefined && seen !== b.digest) fail("a frozen digest changed bytes", key);
+							frozen.set(key, b.digest);
+						}
+						continue;
+					}
 					const field = m.role === "toolResult" ? "text" : "thinking";
 					if (bp?.type !== (field === "text" ? "text" : "thinking")) fail("a non-maskable block changed", { i, j });
 					const shown = op[field] as string;
@@ -280,11 +300,22 @@ export function runSession(options: SessionOptions): SessionResult {
 				if (v.role === "assistant" && v.stopReason !== "error" && v.stopReason !== "aborted") lastOk = i;
 			});
 			const tailFrom = plan.geometry ? protectedTailStart(rawView.map(messageTokens), plan.geometry.tail) : out.length;
-			const fresh = new Set(newLayer?.blocks.map((b) => b.code));
+			const fresh = new Set(newLayer ? layerMasks(newLayer).map((b) => b.code) : []);
 			const tailStart = Math.min(tailFrom, lastOk + 1);
+			let lastUser = -1;
+			rawView.forEach((v, i) => {
+				if (v.role === "user") lastUser = i;
+			});
+			// Superseded and duplicate blocks may fold inside the tail, once settled (the rules restated
+			// through findStaleBlocks on the raw messages).
+			const stale = staleEntries(beforeClone, (m) => state.lookup(m), lastUser, lastOk);
 			for (const c of changed) {
-				if (c.i >= tailStart && (fresh.has(c.code) || !corruptedNow))
+				const isStale = stale.has(`${c.input ? "a" : "r"}:${state.index.byCode.get(c.code)?.entryId}`);
+				if (c.i >= tailStart && (fresh.has(c.code) || !corruptedNow) && !(isStale && c.i < lastUser))
 					fail("a block in the protected tail or not yet delivered was folded", { ...c, tailFrom, lastOk });
+				// An input folds only outside the tool loop still running.
+				if (c.input && fresh.has(c.code) && c.i >= lastUser)
+					fail("a tool-call input in the running tool loop was folded", { ...c, lastUser });
 			}
 			// Tool pairs: every call keeps its result.
 			const callIds: string[] = [];
@@ -320,6 +351,13 @@ export function runSession(options: SessionOptions): SessionResult {
 			}
 			// A new layer: every block's record matches the session's original, and its digest keeps the risk lines.
 			if (newLayer) {
+				for (const b of newLayer.inputs?.blocks ?? []) {
+					const original = rawText(b.entryId, b.blockIndex, b.path);
+					if (original === undefined) fail("a folded input has no original in the session", b.entryId);
+					checkExtent({ ...b, kind: "input" }, original);
+					if (!b.digest.startsWith(`{#${b.code} FOLDED} `) || b.digest.length >= original.length)
+						fail("an input digest is not a shorter marked stand-in", b.code);
+				}
 				for (const b of newLayer.blocks) {
 					const original = rawText(b.entryId, b.blockIndex);
 					if (original === undefined) fail("a folded block has no original in the session", b.entryId);
@@ -463,7 +501,7 @@ export function runSession(options: SessionOptions): SessionResult {
 				state.commit(record);
 				stats.unfolds++;
 				changedSincePrev = true;
-				if (block) {
+				if (block && block.kind !== "input") {
 					const original = rawText(block.entryId, block.blockIndex);
 					if (original !== undefined) unfolded.set(`${block.entryId}:${block.blockIndex}`, original);
 				}
@@ -529,7 +567,7 @@ export function runSession(options: SessionOptions): SessionResult {
 		writeFileSync(options.ledgerPath, `${[header, ...branch].map((e) => JSON.stringify(e)).join("\n")}\n`);
 		const ledger = new Ledger(options.ledgerPath);
 		for (const block of state.index.byCode.values()) {
-			const original = rawText(block.entryId, block.blockIndex);
+			const original = rawText(block.entryId, block.blockIndex, block.path);
 			if (original === undefined) fail("a folded block's entry left the branch", block.code);
 			const found = findOriginal(block, ledger);
 			if (!found.ok) fail("recall refused a block whose original is intact", found.message);
@@ -597,4 +635,62 @@ function corrupt(messages: PiMessage[], c: Corruption): number {
 			break;
 	}
 	return i;
+}
+
+/** A folded tool call: the same part except its arguments, whose only changes are recorded digests. */
+function checkFoldedCall(out: PiContent, before: PiContent, masks: readonly MaskedBlock[], at: unknown): void {
+	if (out?.type !== "toolCall") fail("a tool call changed into something else", at);
+	const { arguments: a, ...rest } = out as PiContent & { arguments?: unknown };
+	const { arguments: b, ...restBefore } = before as PiContent & { arguments?: unknown };
+	if (JSON.stringify(rest) !== JSON.stringify(restBefore))
+		fail("a folded tool call changed more than its arguments", at);
+	let expected: unknown = b;
+	for (const m of masks) {
+		if (valueAt(a, m.path ?? []) !== m.digest) continue;
+		if (valueAt(b, m.path ?? [])?.length !== m.chars) fail("an input digest replaced a value of another length", at);
+		expected = foldArguments(expected, [{ path: m.path ?? [], text: m.digest }]);
+	}
+	if (JSON.stringify(expected) !== JSON.stringify(a))
+		fail("a tool call's arguments changed beyond its recorded digests", at);
+}
+
+/** Entries holding a stale block (`r:<result entry>`, `a:<call entry>`), from the raw messages. */
+function staleEntries(
+	messages: readonly PiMessage[],
+	lookup: (m: PiMessage) => string | null,
+	lastUser: number,
+	lastOk: number,
+): Set<string> {
+	const results = new Map<string, { i: number; m: PiMessage }>();
+	messages.forEach((m, i) => {
+		if (m.role === "toolResult" && typeof m.toolCallId === "string") results.set(m.toolCallId, { i, m });
+	});
+	const events: ToolEvent[] = [];
+	messages.forEach((m, i) => {
+		if (m.role !== "assistant" || !Array.isArray(m.content)) return;
+		m.content.forEach((p, j) => {
+			if (p?.type !== "toolCall" || typeof p.id !== "string") return;
+			const r = results.get(p.id);
+			const parts = Array.isArray(r?.m.content) ? r.m.content : [];
+			const text = parts.filter((x) => x?.type === "text").map((x) => x.text ?? "");
+			events.push({
+				toolCallId: p.id,
+				toolName: String(p.name ?? ""),
+				args: p.arguments,
+				callEntryId: lookup(m) ?? "",
+				callBlockIndex: j,
+				...(r && {
+					result: {
+						entryId: lookup(r.m) ?? "",
+						text: text.join("\n"),
+						isError: r.m.isError === true,
+						truncated:
+							(r.m.details as { truncation?: { truncated?: unknown } } | undefined)?.truncation?.truncated === true,
+					},
+				}),
+				settled: r !== undefined && i < lastUser && r.i < Math.min(lastUser, lastOk),
+			});
+		});
+	});
+	return new Set(findStaleBlocks({ events }).map((b) => `${b.block === "result" ? "r" : "a"}:${b.entryId}`));
 }

@@ -46,6 +46,7 @@ describe("fuzz: random sessions through the request hook", () => {
 			expect(cases).toBeGreaterThanOrEqual(SESSION_RUNS);
 			expect(total.folds ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
 			expect(total.unfolds ?? 0).toBeGreaterThan(SESSION_RUNS / 50);
+			expect(total.foldedInputs ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
 			expect(total.resumes ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
 			expect(total.recalled ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
 			expect(total.prefixChecks ?? 0).toBeGreaterThan(SESSION_RUNS);

@@ -14,6 +14,16 @@ export const sha256: Hash = (text) => createHash("sha256").update(text, "utf8").
 
 export const T0 = Date.UTC(2025, 0, 1);
 
+/** Fold at the first chance: a tiny threshold and step, no protected tail. */
+export const EAGER_SETTINGS: Settings = {
+	...DEFAULT_SETTINGS,
+	providerCacheIdleMinutes: {},
+	foldAt: 0.01,
+	coldFoldAt: 0.01,
+	foldStep: 0.001,
+	tail: 0,
+};
+
 /** Deterministic filler of about `tokens` tokens, with a line structure like real tool output. */
 export function filler(tokens: number, seed: string, opts: { error?: string } = {}): string {
 	const lines: string[] = [];

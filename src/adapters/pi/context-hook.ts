@@ -5,13 +5,15 @@
  */
 import { chmodSync, writeFileSync } from "node:fs";
 import type { ViewMessage } from "../../core/blocks.ts";
-import { type FoldPlan, planFold } from "../../core/plan.ts";
+import { valueAt } from "../../core/inputs.ts";
+import { layerMasks } from "../../core/layers.ts";
+import { type FoldPlan, planFold, type Substitution } from "../../core/plan.ts";
 import { buildView, type PiEntry, type PiMessage } from "../../core/session/view.ts";
 import type { Settings } from "../../core/settings.ts";
 import { thinkingPolicyFor } from "../../core/thinking-policy.ts";
 import { sha256 } from "../../store/hash.ts";
 import type { MemoryOriginals } from "../../store/originals.ts";
-import { applySubstitutions } from "./apply.ts";
+import { applySubstitutions, fits } from "./apply.ts";
 import type { BranchSource, LiveBranch } from "./state.ts";
 
 export interface HookDeps {
@@ -23,6 +25,10 @@ export interface HookDeps {
 	contextWindow(): number | undefined;
 	/** API of the model this request goes to (decides how thinking may fold). */
 	modelApi?(): string | undefined;
+	/** Fold tool-call inputs for the model this request goes to (false once its provider refused them). */
+	foldInputs?(): boolean;
+	/** The session's working directory (its header's), for the superseded rules' paths. */
+	cwd?(): string | undefined;
 	/** Persist a fold record; throws when the session cannot take it. */
 	persist(record: NonNullable<FoldPlan["layer"]>): void;
 	/** Test seam: make a named stage fail on purpose. */
@@ -46,6 +52,8 @@ export interface HookOutcome {
 	plan: FoldPlan;
 	/** Substitutions actually applied. */
 	applied: number;
+	/** Of those, tool-call input values (a provider refusal right after is blamed on them). */
+	appliedInputs: number;
 	/** The new layer was planned but could not be persisted, so it was not applied. */
 	persistFailed?: Error;
 	/** CONTEXTFOLD_DUMP could not be written; the request itself went out as planned. */
@@ -86,9 +94,11 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		thinking: thinkingPolicyFor(deps.modelApi?.()),
 		// Never fold what recall could not serve: the text must be the session's, and the session file
 		// must still hold it (it may have been deleted, cut short or made unreadable under Pi).
-		verify: (entryId, blockIndex, text) =>
-			deps.state.matchesSession(entryId, blockIndex, text) && (deps.inLedger?.(entryId) ?? true),
+		verify: (entryId, blockIndex, text, path) =>
+			deps.state.matchesSession(entryId, blockIndex, text, path) && (deps.inLedger?.(entryId) ?? true),
 		...(deps.memory !== undefined && { digestNote: MEMORY_NOTE }),
+		inputs: deps.foldInputs?.() ?? true,
+		...cwdOf(deps),
 	});
 	const tPlan = performance.now();
 	let substitutions = plan.substitutions;
@@ -101,14 +111,14 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 			deps.onCommit?.(plan.layer, view);
 			if (deps.memory !== undefined) {
 				for (const s of substitutions) {
-					const text = view[s.messageIndex]?.blocks[s.blockIndex]?.text;
+					const text = originalOf(view, s);
 					if (text !== undefined) deps.memory.put(s.code, text);
 				}
 			}
 		} catch (error) {
 			// Never apply a fold that is not on record: a resume would not reproduce it.
 			persistFailed = error instanceof Error ? error : new Error(String(error));
-			const fresh = new Set(plan.layer.blocks.map((b) => b.code));
+			const fresh = new Set(layerMasks(plan.layer).map((b) => b.code));
 			substitutions = substitutions.filter((s) => !fresh.has(s.code));
 		}
 	}
@@ -116,11 +126,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 	if (deps.fault === "apply") throw new Error("injected fault (CONTEXTFOLD_TEST_FAULT=apply)");
 	// Another extension may have changed a message's shape in this request (content no longer a list
 	// of parts): that one block goes out as it came, every other fold still applies.
-	const applicable = substitutions.filter((s) => {
-		const content = messages[s.messageIndex]?.content;
-		const part = Array.isArray(content) ? (content[s.blockIndex] as { type?: unknown } | null | undefined) : undefined;
-		return part?.type === "text" || part?.type === "thinking";
-	});
+	const applicable = substitutions.filter((s) => fits(messages, s));
 	const skipped = substitutions.length - applicable.length;
 	substitutions = applicable;
 	applySubstitutions(messages, substitutions);
@@ -140,6 +146,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 	return {
 		plan: persistFailed ? { ...plan, layer: null } : plan,
 		applied: substitutions.length,
+		appliedInputs: substitutions.filter((s) => s.path !== undefined).length,
 		skipped,
 		...(persistFailed && { persistFailed }),
 		...(dumpFailed && { dumpFailed }),
@@ -152,4 +159,16 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 			apply: tApply - tPersist,
 		},
 	};
+}
+
+/** The original a substitution folds, from the view it was planned on (an input: its value at the path). */
+export function originalOf(view: readonly ViewMessage[], s: Substitution): string | undefined {
+	const block = view[s.messageIndex]?.blocks[s.blockIndex];
+	if (s.path === undefined) return block?.text;
+	return valueAt(block?.call?.args, s.path);
+}
+
+function cwdOf(deps: HookDeps): { cwd?: string } {
+	const cwd = deps.cwd?.();
+	return typeof cwd === "string" && cwd.length > 0 ? { cwd } : {};
 }

@@ -5,6 +5,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { layerMasks } from "../../core/layers.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { agentDir } from "../../store/paths.ts";
 import type { HookOutcome } from "./context-hook.ts";
@@ -37,7 +38,7 @@ export function requestLine(rt: Runtime, outcome: HookOutcome): string {
 	const g = p.geometry;
 	const state = rt.state;
 	const fold = p.layer
-		? ` fold#${p.layer.seq} blocks=${p.layer.blocks.length} after=${formatTokens(p.usageAfter)}`
+		? ` fold#${p.layer.seq} blocks=${layerMasks(p.layer).length} after=${formatTokens(p.usageAfter)}`
 		: "";
 	return `[context-fold] req=${rt.requests} usage=${formatTokens(p.usage.tokens)}${g ? `/${formatTokens(g.window)}` : ""} (${p.usage.source}) state=${p.state}${fold} mass=${formatTokens(p.mass)}${g ? `/${formatTokens(g.step)}` : ""} masked=${p.maskedBlocks} ~${formatTokens(p.maskedTokens)} layers=${state.index.layers.length} cacheAvg=${fmtRatio(state.cacheAvg())} held=${state.index.byCode.size} views=${state.views.size} facts=${state.facts.size} hook=${outcome.ms.toFixed(2)}ms${stagesText(outcome)}${footprintText(rt)}`;
 }

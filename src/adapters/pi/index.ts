@@ -17,7 +17,8 @@ import { claimInstance, releaseInstance } from "./guard.ts";
 import { registerMarkerGuard } from "./marker-guard.ts";
 import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
-import { Runtime } from "./runtime.ts";
+import { checkInputRefusal, inputsAllowed, requestModel } from "./refusal.ts";
+import { Runtime, sessionCwd } from "./runtime.ts";
 import { registerSeed, SeedWriter } from "./seed.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
 import { isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
@@ -104,6 +105,7 @@ function registerLifecycle(rt: Runtime, claim: ReturnType<typeof claimInstance>)
 
 /** After a response: bring the accounting up to date, run the wire watchdog, refresh the footer. */
 function afterResponse(rt: Runtime, ctx: ExtensionContext): void {
+	checkInputRefusal(rt, ctx);
 	try {
 		rt.checkLedger(ctx);
 	} catch {
@@ -147,14 +149,18 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				session: ctx.sessionManager as unknown as BranchSource,
 				contextWindow: () => ctx.model?.contextWindow,
 				modelApi: () => ctx.model?.api,
+				// CONTEXTFOLD_TEST_NO_INPUTS=1: a test seam (the economics benchmark's arm without input folds).
+				foldInputs: () => env.CONTEXTFOLD_TEST_NO_INPUTS !== "1" && inputsAllowed(rt, ctx),
+				cwd: () => sessionCwd(ctx),
 				persist: (layer: FrozenLayer) => rt.pi.appendEntry(FOLD_ENTRY_TYPE, layer),
 				fault,
 				dumpPath,
 				memory: rt.memory,
 				inLedger: (entryId) => rt.ledgerHas(ctx, entryId, rt.requests),
-				onCommit: (layer, view) => seeds.onFold(ctx, layer, state.index.layers.at(-2), view, messages),
+				onCommit: (layer, view) => seeds.onFold(ctx, layer, state.index.layers.at(-2), view),
 			});
 			rt.lastOutcome = outcome;
+			rt.inputRequest = outcome.appliedInputs > 0 ? requestModel(ctx) : undefined;
 			reportOutcome(rt, ctx, outcome);
 			debug?.(ctx, () => requestLine(rt, outcome));
 			rt.showFooter(ctx);

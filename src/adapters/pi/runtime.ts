@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Prices } from "../../core/accounting.ts";
 import type { FoldPlan } from "../../core/plan.ts";
+import { modelKey } from "../../core/session/branch-state.ts";
 import { contextOf, previewPlan } from "../../core/session/preview.ts";
 import type { ResolvedSettings } from "../../core/settings.ts";
 import { renderFooter, renderStatus, statusFlags } from "../../core/status.ts";
@@ -29,6 +30,10 @@ export class Runtime {
 	ctx: ExtensionContext | undefined;
 	lastOutcome: HookOutcome | undefined;
 	requests = 0;
+	/** The model the newest request went to, when it carried folded tool-call inputs (see refusal.ts). */
+	inputRequest: string | undefined;
+	/** Entry id of the newest response already checked for a refusal of folded inputs. */
+	refusalChecked: string | undefined;
 	/** Images from a prompt whose send was declined, kept for the next interactive prompt. */
 	retainedImages: unknown[] = [];
 	/** Ledger entries already checked for a foreign writer (see checkForeignWriter). */
@@ -70,6 +75,8 @@ export class Runtime {
 				settings: this.settings,
 				window: ctx.model?.contextWindow,
 				api: ctx.model?.api,
+				model: modelKey(ctx.model?.provider, ctx.model?.id),
+				cwd: sessionCwd(ctx),
 				hash: sha256,
 			});
 		} catch {
@@ -193,6 +200,8 @@ export class Runtime {
 		this.state = new LiveBranch();
 		this.lastOutcome = undefined;
 		this.requests = 0;
+		this.inputRequest = undefined;
+		this.refusalChecked = undefined;
 		this.footerFlags.clear();
 		this.footerText = undefined;
 		this.retainedImages = [];
@@ -270,4 +279,11 @@ function withPrices(ctx: ExtensionContext): { prices?: Prices } {
 			cacheWrite: cost.cacheWrite ?? 0,
 		},
 	};
+}
+
+/** The session's working directory as its header records it (where its relative paths point). */
+export function sessionCwd(ctx: ExtensionContext): string | undefined {
+	const session = ctx.sessionManager as unknown as { getHeader?(): { cwd?: unknown } | null; getCwd?(): string };
+	const cwd = session.getHeader?.()?.cwd;
+	return typeof cwd === "string" ? cwd : session.getCwd?.();
 }

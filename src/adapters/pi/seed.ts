@@ -33,43 +33,56 @@ export class SeedWriter {
 	}
 
 	/**
-	 * Record a fold event. Extraction runs after the request has gone out (a zero-delay timer), so it
-	 * never adds to the request's latency; pending work is flushed on shutdown.
+	 * Record a fold event. What the record covers is picked now, while the request's messages still
+	 * hold their originals (the hook calls this before it applies the fold: tool-call arguments are
+	 * about to be replaced by folded ones); extraction runs after the request has gone out (a
+	 * zero-delay timer), so it never adds to the request's latency. Pending work is flushed on shutdown.
 	 */
 	onFold(
 		ctx: ExtensionContext,
 		layer: FrozenLayer,
 		previous: FrozenLayer | undefined,
 		view: readonly ViewMessage[],
-		messages: readonly PiMessage[],
 	): void {
 		const dir = this.dir(ctx);
+		let picked: ReturnType<typeof pickFoldMessages>;
+		try {
+			picked = pickFoldMessages(layer, previous, view);
+		} catch (error) {
+			this.failed(ctx, error);
+			return;
+		}
+		const at = Date.now();
 		this.pending.push(() => {
 			try {
-				const picked = pickFoldMessages(layer, previous, view, messages);
 				const record = extractSeedRecord({
 					kind: "fold",
 					seq: layer.seq,
-					at: Date.now(),
+					at,
 					messages: picked.view,
-					masked: layer.blocks,
+					masked: picked.masked,
+					inputTexts: picked.inputTexts,
 					calls: picked.calls,
 					hash: sha256,
 				});
 				appendSeedRecord(dir, record);
 			} catch (error) {
-				this.rt.notices.once(
-					ctx,
-					"seed-write",
-					`the seed index was not updated (${(error as Error).message}); folding and the session go on.`,
-					"warning",
-				);
+				this.failed(ctx, error);
 			}
 		});
 		if (this.timer === undefined) {
 			this.timer = setTimeout(() => this.flush(), 0);
 			this.timer.unref?.();
 		}
+	}
+
+	private failed(ctx: ExtensionContext, error: unknown): void {
+		this.rt.notices.once(
+			ctx,
+			"seed-write",
+			`the seed index was not updated (${(error as Error).message}); folding and the session go on.`,
+			"warning",
+		);
 	}
 
 	flush(): void {

@@ -7,6 +7,7 @@
  */
 import type { AccountingReport } from "../../core/accounting.ts";
 import type { DigestFacts } from "../../core/digest.ts";
+import { type ArgPath, valueAt } from "../../core/inputs.ts";
 import type { FoldRecord, MaskIndex } from "../../core/layers.ts";
 import { BranchState } from "../../core/session/branch-state.ts";
 import type { PiContent, PiEntry, PiMessage } from "../../core/session/view.ts";
@@ -113,10 +114,14 @@ export class LiveBranch {
 		return this.raw.get(entryId);
 	}
 
-	/** Full check that a block's text is byte-identical to the session's (run at fold commit). */
-	matchesSession(entryId: string, blockIndex: number, text: string): boolean {
+	/**
+	 * Full check that a block's text is byte-identical to the session's (run at fold commit); for an
+	 * input, the value at `path` of the session's tool call (whatever form Pi gives `edits`).
+	 */
+	matchesSession(entryId: string, blockIndex: number, text: string, path?: ArgPath): boolean {
 		const content = this.raw.get(entryId)?.content;
 		const part = Array.isArray(content) ? (content[blockIndex] as PiContent | undefined) : undefined;
+		if (path !== undefined) return part?.type === "toolCall" && valueAt(part.arguments, path) === text;
 		const raw = part?.type === "thinking" ? part.thinking : part?.text;
 		return raw === text;
 	}

@@ -5,7 +5,8 @@
 
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import type { UnfoldRecord } from "../../core/layers.ts";
+import { renderPath } from "../../core/inputs.ts";
+import type { MaskedBlock, UnfoldRecord } from "../../core/layers.ts";
 import { FOLD_STATE_VERSION } from "../../core/layers.ts";
 import { normalizeCode } from "../../core/recall.ts";
 import { findOriginal } from "../../store/originals.ts";
@@ -15,7 +16,7 @@ export const RECALL_TOOL = "recall_folded";
 export const UNFOLD_TOOL = "unfold";
 
 export const FOLDING_GUIDELINES = [
-	"Text that starts with {#code FOLDED} is a digest that context-fold put in place of older tool output or thinking to save context. The original is intact on disk and verified by sha256; the digest keeps the first line and every error-like line.",
+	"Text that starts with {#code FOLDED} is a digest that context-fold put in place of older tool output, thinking, or a long argument of an older tool call (a file's content, an edit's text) to save context. The original is intact on disk and verified by sha256; the digest keeps the first line and every error-like line. Never copy a digest into a tool call: recall the original first.",
 	"Use recall_folded to read a folded original: search=<text> looks through every folded block at once; code=<code> returns the original, with grep=<text> for matching lines or lines=a-b for a range. Answers are capped, so prefer grep= or lines= for large outputs.",
 	"Use unfold code=<code> only when you need a folded block back in context for the rest of the session; it stays expanded and costs its full size on every later request.",
 ];
@@ -99,11 +100,18 @@ export function registerTools(pi: ExtensionAPI, deps: ToolDeps): void {
 				if (!original.ok) return textResult(original.message, true);
 				deps.commitUnfold({ type: "unfold", v: FOLD_STATE_VERSION, codes: [code] });
 				return textResult(
-					`{#${code}} unfolded: from the next request on, the original ${block.kind === "thinking" ? "thinking" : `${block.toolName ?? "tool"} output`} (${block.chars} chars) is back in context in place of its digest, and it will not be folded again.`,
+					`{#${code}} unfolded: from the next request on, the original ${unfoldedWhat(block)} (${block.chars} chars) is back in context in place of its digest, and it will not be folded again.`,
 				);
 			} catch (error) {
 				return textResult(`unfold failed: ${(error as Error).message}`, true);
 			}
 		},
 	});
+}
+
+/** What an unfold brings back, in words. */
+function unfoldedWhat(block: MaskedBlock): string {
+	if (block.kind === "thinking") return "thinking";
+	if (block.kind === "input") return `${block.toolName ?? "tool"} input ${renderPath(block.path ?? [])}`;
+	return `${block.toolName ?? "tool"} output`;
 }

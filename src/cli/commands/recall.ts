@@ -6,6 +6,7 @@
  */
 
 import { escapeControls } from "../../core/escape.ts";
+import { renderPath } from "../../core/inputs.ts";
 import type { MaskedBlock } from "../../core/layers.ts";
 import { normalizeCode, parseLineRange, type RecallSyntax, validateNeedle } from "../../core/recall.ts";
 import { groupDigits } from "../../core/tokens.ts";
@@ -249,7 +250,10 @@ export function blockLabel(block: MaskedBlock, width: number): string {
 		.exec(header)?.[1]
 		?.replace(/…\[\+\d+ chars\]$/, "…")
 		.replace(/^cd \S+ && /, "");
-	const what = block.kind === "thinking" ? "thinking" : (block.toolName ?? "tool");
+	const what =
+		block.kind === "thinking"
+			? "thinking"
+			: `${block.toolName ?? "tool"}${block.kind === "input" ? ` input ${renderPath(block.path ?? [])}` : ""}`;
 	const head = `{#${block.code}} ${what} · ${groupDigits(block.lines)} lines`;
 	const parts = [head];
 	// A path says most at its end, a command at its start.

@@ -148,6 +148,7 @@ function simulateOne(ctx: CommandContext, path: string, p: SimulateParams): Simu
 		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: loaded.file.path,
+		...(typeof loaded.file.header?.cwd === "string" && { cwd: loaded.file.header.cwd }),
 	});
 	// Name the model most requests went to; the window is per request, this is for the reader.
 	const [name, main] = [...used].sort((a, b) => b[1].n - a[1].n)[0] ?? [

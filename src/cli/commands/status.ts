@@ -5,8 +5,9 @@
  * so it reads the same in both places.
  */
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
+import { layerMasks } from "../../core/layers.ts";
 import type { FoldPlan } from "../../core/plan.ts";
-import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
+import { FOLD_ENTRY_TYPE, modelKey } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
 import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
 import { groupDigits } from "../../core/tokens.ts";
@@ -148,6 +149,8 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 		settings,
 		window,
 		api: typeof last?.api === "string" ? last.api : undefined,
+		model: modelKey(provider, model),
+		cwd: loaded.file.header?.cwd ?? null,
 		hash: sha256,
 	});
 	const a = replay.accounting();
@@ -166,7 +169,7 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 			? plan
 			: {
 					...plan,
-					maskedBlocks: plan.maskedBlocks - pending.blocks.length,
+					maskedBlocks: plan.maskedBlocks - layerMasks(pending).length,
 					maskedTokens: plan.maskedTokens - saved,
 					mass: Math.max(plan.mass, saved),
 				};
@@ -177,7 +180,7 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 		source,
 		plan,
 		shown,
-		due: pending === null ? null : { reason: pending.reason, blocks: pending.blocks.length, tokens: saved },
+		due: pending === null ? null : { reason: pending.reason, blocks: layerMasks(pending).length, tokens: saved },
 		accounting: a,
 		prices: pricesFor(provider, loaded.modelFacts(provider ?? undefined, model ?? undefined), price),
 		flags,
@@ -216,7 +219,7 @@ function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts
 			id: file.header?.id ?? null,
 			path: file.path,
 			version: file.header?.version ?? 1,
-			cwd: file.header?.cwd ?? null,
+			cwd: loaded.file.header?.cwd ?? null,
 			size: file.size,
 			entries: file.entryCount,
 			branchEntries: file.branch.length,
@@ -247,7 +250,7 @@ function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts
 			layers: replay.index.layers.map((l) => ({
 				seq: l.seq,
 				reason: l.reason,
-				blocks: l.blocks.length,
+				blocks: layerMasks(l).length,
 				usageBefore: l.usageBefore,
 				usageAfter: l.usageAfter,
 			})),

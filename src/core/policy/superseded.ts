@@ -14,6 +14,7 @@
  * findings (exempt them from age and the protected tail, fold them at the next fold event) is the
  * planner's.
  */
+import { blockKey, type ViewMessage } from "../blocks.ts";
 import { clip } from "../digest.ts";
 import { readCall } from "../seed/calls.ts";
 
@@ -35,6 +36,11 @@ export interface ToolEvent {
 	};
 	/** Delivered in full at least once and outside the running tool loop: may be reported. */
 	settled: boolean;
+	/**
+	 * Where facts about the call itself (its path, op, canonical arguments) may be kept between
+	 * calls: the core's view of the call, which lives as long as its message is in view. Optional.
+	 */
+	memo?: { memo?: unknown };
 }
 
 export type StaleKind = "superseded" | "duplicate";
@@ -61,28 +67,58 @@ export interface StaleInput {
 	cwd?: string;
 }
 
-/** Every stale block of the branch, in branch order of the stale call (results before inputs). */
+/**
+ * Every stale block of the branch, in branch order of the stale call (results before inputs).
+ * Calls are grouped by path and by (tool, result length), so each call is compared only with the
+ * later calls that could make it stale, never with the whole branch.
+ */
 export function findStaleBlocks(input: StaleInput): StaleBlock[] {
 	const events = input.events;
 	const facts = events.map((e) => describe(e, input.cwd));
+	const byPath = new Map<string, number[]>();
+	const byOutput = new Map<string, number[]>();
+	for (let i = 0; i < events.length; i++) {
+		const e = events[i] as ToolEvent;
+		const path = (facts[i] as EventFacts).call.path;
+		if (path !== undefined) push(byPath, path, i);
+		if (e.result !== undefined) push(byOutput, `${e.toolName}\u0000${e.result.text.length}`, i);
+	}
 	const out: StaleBlock[] = [];
 	for (let i = 0; i < events.length; i++) {
 		const e = events[i] as ToolEvent;
 		if (!e.settled) continue;
 		const f = facts[i] as EventFacts;
-		let resultBy: { j: number; kind: StaleKind } | undefined;
-		let inputBy: number | undefined;
 		// The newest later call that makes it stale is the one named.
-		for (let j = events.length - 1; j > i; j--) {
+		let supersededBy: number | undefined;
+		let inputBy: number | undefined;
+		const samePath = f.call.path === undefined ? undefined : byPath.get(f.call.path);
+		for (let k = (samePath?.length ?? 0) - 1; k >= 0; k--) {
+			const j = (samePath as number[])[k] as number;
+			if (j <= i) break;
 			const later = events[j] as ToolEvent;
 			const lf = facts[j] as EventFacts;
-			if (resultBy === undefined && e.result !== undefined) {
-				if (supersedesRead(f, lf) || supersedesFailure(e, f, later, lf)) resultBy = { j, kind: "superseded" };
-				else if (duplicates(e, f, later, lf)) resultBy = { j, kind: "duplicate" };
-			}
-			if (inputBy === undefined && (supersedesWrite(f, lf) || supersedesFailure(e, f, later, lf))) inputBy = j;
-			if (resultBy !== undefined && inputBy !== undefined) break;
+			const failure = supersedesFailure(e, later, lf);
+			if (supersededBy === undefined && e.result !== undefined && (supersedesRead(f, lf) || failure)) supersededBy = j;
+			if (inputBy === undefined && (supersedesWrite(f, lf) || failure)) inputBy = j;
+			if ((supersededBy !== undefined || e.result === undefined) && inputBy !== undefined) break;
 		}
+		let duplicateBy: number | undefined;
+		const sameOutput = e.result === undefined ? undefined : byOutput.get(`${e.toolName}\u0000${e.result.text.length}`);
+		for (let k = (sameOutput?.length ?? 0) - 1; k >= 0; k--) {
+			const j = (sameOutput as number[])[k] as number;
+			// A superseding call at least as new wins: no older duplicate can be named.
+			if (j <= i || (supersededBy !== undefined && j <= supersededBy)) break;
+			if (duplicates(e, f, events[j] as ToolEvent, facts[j] as EventFacts)) {
+				duplicateBy = j;
+				break;
+			}
+		}
+		const resultBy =
+			duplicateBy !== undefined
+				? { j: duplicateBy, kind: "duplicate" as const }
+				: supersededBy !== undefined
+					? { j: supersededBy, kind: "superseded" as const }
+					: undefined;
 		if (resultBy !== undefined && e.result !== undefined) {
 			out.push({
 				block: "result",
@@ -108,69 +144,92 @@ export function findStaleBlocks(input: StaleInput): StaleBlock[] {
 	return out;
 }
 
-interface EventFacts {
+function push(map: Map<string, number[]>, key: string, i: number): void {
+	const list = map.get(key);
+	if (list === undefined) map.set(key, [i]);
+	else list.push(i);
+}
+
+/** What the rules read of a call itself, independent of its result: memoized on the event's holder. */
+interface CallFacts {
+	cwd: string | undefined;
 	/** Normalized path the call names, if any. */
 	path?: string;
 	/** Path as the call wrote it (for the reason text). */
 	shownPath?: string;
 	command?: string;
 	op: string;
+	/** A `read` without offset or limit. */
+	wholeRead: boolean;
+	/** Canonical JSON of the arguments (keys sorted), for "same arguments"; computed when first needed. */
+	argsKey?: string;
+}
+
+interface EventFacts {
+	call: CallFacts;
 	ok: boolean;
 	/** A successful, untruncated `read` without offset or limit. */
 	fullRead: boolean;
-	/** Canonical JSON of the arguments (keys sorted), for "same arguments". */
-	argsKey: string;
 }
 
 function describe(e: ToolEvent, cwd: string | undefined): EventFacts {
-	const call = readCall({ toolCallId: e.toolCallId, name: e.toolName, args: e.args });
 	const ok = e.result !== undefined && !e.result.isError;
+	const call = callFacts(e, cwd);
+	return { call, ok, fullRead: ok && call.wholeRead && e.result?.truncated !== true };
+}
+
+function callFacts(e: ToolEvent, cwd: string | undefined): CallFacts {
+	const held = e.memo?.memo as CallFacts | undefined;
+	if (held !== undefined && held.cwd === cwd) return held;
+	const call = readCall({ toolCallId: e.toolCallId, name: e.toolName, args: e.args });
 	const args = isObject(e.args) ? e.args : {};
-	const fullRead =
-		ok &&
-		e.toolName === "read" &&
-		args.offset === undefined &&
-		args.limit === undefined &&
-		e.result?.truncated !== true;
-	return {
+	const facts: CallFacts = {
+		cwd,
 		...(call.path !== undefined && { path: normalizePath(call.path, cwd), shownPath: call.path }),
 		...(call.command !== undefined && { command: call.command }),
 		op: call.op,
-		ok,
-		fullRead,
-		argsKey: canonicalJson(e.args),
+		wholeRead: e.toolName === "read" && args.offset === undefined && args.limit === undefined,
 	};
+	if (e.memo !== undefined) e.memo.memo = facts;
+	return facts;
+}
+
+function argsKeyOf(e: ToolEvent, f: EventFacts): string {
+	f.call.argsKey ??= canonicalJson(e.args);
+	return f.call.argsKey;
 }
 
 /** A read of a file, once the file is read again in full or changed by a successful edit or write. */
 function supersedesRead(f: EventFacts, later: EventFacts): boolean {
-	if (f.op !== "read" || f.path === undefined || later.path !== f.path) return false;
+	if (f.call.op !== "read" || f.call.path === undefined || later.call.path !== f.call.path) return false;
 	if (later.fullRead) return true;
-	return later.ok && (later.op === "edit" || later.op === "write");
+	return later.ok && (later.call.op === "edit" || later.call.op === "write");
 }
 
 /** A write's input, once the file is read back or written again (successfully). */
 function supersedesWrite(f: EventFacts, later: EventFacts): boolean {
-	if (f.op !== "write" || f.path === undefined || later.path !== f.path || !later.ok) return false;
-	return later.op === "read" || later.op === "write";
+	if (f.call.op !== "write" || f.call.path === undefined || later.call.path !== f.call.path || !later.ok) return false;
+	return later.call.op === "read" || later.call.op === "write";
 }
 
-/** A failed call, once the same tool succeeds on the same path. */
-function supersedesFailure(e: ToolEvent, f: EventFacts, later: ToolEvent, lf: EventFacts): boolean {
-	if (e.result === undefined || !e.result.isError || f.path === undefined) return false;
-	return later.toolName === e.toolName && lf.path === f.path && lf.ok;
+/** A failed call, once the same tool succeeds on the same path (the caller matched the paths). */
+function supersedesFailure(e: ToolEvent, later: ToolEvent, lf: EventFacts): boolean {
+	if (e.result === undefined || !e.result.isError) return false;
+	return later.toolName === e.toolName && lf.ok;
 }
 
 /** Byte-identical result of the same tool with the same arguments. */
 function duplicates(e: ToolEvent, f: EventFacts, later: ToolEvent, lf: EventFacts): boolean {
 	if (e.result === undefined || later.result === undefined) return false;
-	return later.toolName === e.toolName && lf.argsKey === f.argsKey && later.result.text === e.result.text;
+	return (
+		later.toolName === e.toolName && later.result.text === e.result.text && argsKeyOf(later, lf) === argsKeyOf(e, f)
+	);
 }
 
 const REASON_DETAIL_MAX = 60;
 
 function reasonText(kind: StaleKind, by: ToolEvent, f: EventFacts): string {
-	const detail = f.command !== undefined ? `\`${oneLine(f.command).replace(/`/g, "'")}\`` : f.shownPath;
+	const detail = f.call.command !== undefined ? `\`${oneLine(f.call.command).replace(/`/g, "'")}\`` : f.call.shownPath;
 	const what = detail === undefined ? by.toolName : `${by.toolName} ${detail}`;
 	return `${kind === "duplicate" ? "same as" : "superseded by"} ${what} (${by.toolCallId})`;
 }
@@ -216,4 +275,86 @@ function canonicalJson(v: unknown): string {
 
 function isObject(v: unknown): v is Record<string, unknown> {
 	return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+export interface StaleInView {
+	/** Stale tool results, by the result's entry id. */
+	results: Map<string, StaleBlock>;
+	/** Stale inputs, by the blockKey of the call. */
+	inputs: Map<string, StaleBlock>;
+}
+
+export interface StaleViewInput {
+	/**
+	 * Look at calls from this message index on (default 0). A call is compared only with later ones,
+	 * so what is found for a call at or after `from` does not depend on the calls before it.
+	 */
+	from?: number;
+	/** Index of the newest successful response: a result before it was delivered in full. */
+	deliveredBefore: number;
+	/** Index of the newest user message: a call after it is in the tool loop still running. */
+	lastUser: number;
+	cwd?: string;
+}
+
+/**
+ * The stale blocks of a request, from the calls and results it holds. A call is settled (may be
+ * reported) when it and its result come before the newest user message (outside the tool loop still
+ * running) and the result before the newest successful response (delivered in full at least once).
+ */
+export function staleInView(messages: readonly ViewMessage[], input: StaleViewInput): StaleInView {
+	const found: StaleInView = { results: new Map(), inputs: new Map() };
+	const from = Math.max(0, input.from ?? 0);
+	if (input.lastUser <= from) return found;
+	const results = new Map<string, { index: number; result: NonNullable<ToolEvent["result"]> }>();
+	for (let i = from; i < messages.length; i++) {
+		const m = messages[i] as ViewMessage;
+		if (m.role !== "toolResult" || m.toolCallId === undefined) continue;
+		results.set(m.toolCallId, {
+			index: i,
+			result: {
+				entryId: m.entryId ?? "",
+				text: resultText(m),
+				isError: m.isError === true,
+				...(m.truncated === true && { truncated: true }),
+			},
+		});
+	}
+	const events: ToolEvent[] = [];
+	const settledEnd = Math.min(input.lastUser, input.deliveredBefore);
+	for (let i = from; i < messages.length; i++) {
+		const m = messages[i] as ViewMessage;
+		if (m.role !== "assistant") continue;
+		for (let j = 0; j < m.blocks.length; j++) {
+			const call = m.blocks[j]?.call;
+			if (call === undefined || call.id === undefined) continue;
+			const r = results.get(call.id);
+			events.push({
+				toolCallId: call.id,
+				toolName: call.name,
+				args: call.args,
+				callEntryId: m.entryId ?? "",
+				callBlockIndex: j,
+				...(r !== undefined && { result: r.result }),
+				settled: m.entryId !== null && r !== undefined && r.index < settledEnd,
+				memo: call,
+			});
+		}
+	}
+	if (events.length < 2) return found;
+	for (const b of findStaleBlocks({ events, ...(input.cwd !== undefined && { cwd: input.cwd }) })) {
+		if (b.block === "result") found.results.set(b.entryId, b);
+		else found.inputs.set(blockKey(b.entryId, b.blockIndex ?? 0), b);
+	}
+	return found;
+}
+
+/** A result's text parts joined (one part, the common case, is its text as it is). */
+function resultText(m: ViewMessage): string {
+	let text: string | undefined;
+	for (const b of m.blocks) {
+		if (b.kind !== "text") continue;
+		text = text === undefined ? b.text : `${text}\n${b.text}`;
+	}
+	return text ?? "";
 }

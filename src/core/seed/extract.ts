@@ -24,6 +24,7 @@ import {
 	type SeedRecord,
 	type SeedSpan,
 	type SpanKind,
+	spanPath,
 } from "./schema.ts";
 
 export interface ExtractInput {
@@ -38,8 +39,13 @@ export interface ExtractInput {
 	 * compaction removed that was never folded.
 	 */
 	messages: readonly ViewMessage[];
-	/** Fold: the blocks the layer masked. Their text is what gets harvested; each becomes a span. */
+	/**
+	 * Fold: the blocks the layer masked, its inputs included. Their text is what gets harvested; each
+	 * becomes a span.
+	 */
 	masked?: readonly MaskedBlock[];
+	/** Fold: the original value of each masked input, by code (a tool call's block text is not it). */
+	inputTexts?: ReadonlyMap<string, string>;
 	/**
 	 * Structured tool calls for the messages above (bash commands, read/edit/write paths). A user's
 	 * own shell command may be passed as a call named "bash". Without this list the extractor parses
@@ -52,6 +58,8 @@ export interface ExtractInput {
 	markerHash?: Hash;
 }
 
+/** Risk lines in a folded input (file content being written) rank with those of file contents. */
+const INPUT_TIER = 1;
 const SKIPPED_ROLES = new Set(["compactionSummary", "branchSummary"]);
 const USER_LINES_PER_MESSAGE = 3;
 
@@ -91,7 +99,7 @@ class RecordBuilder {
 	constructor(private readonly input: ExtractInput) {
 		this.markerHash = input.markerHash ?? input.hash;
 		this.fold = input.kind === "fold";
-		for (const m of input.masked ?? []) this.masked.set(blockKey(m.entryId, m.blockIndex), m);
+		for (const m of input.masked ?? []) if (m.kind !== "input") this.masked.set(blockKey(m.entryId, m.blockIndex), m);
 	}
 
 	/** Redact secrets and count them. */
@@ -142,19 +150,7 @@ class RecordBuilder {
 
 	/** Error lines, paths, identifiers and numbers of one block; a compaction also records its span. */
 	private addBlock(message: ViewMessage, j: number, kind: string, raw: string, ref: string | undefined): void {
-		this.blocks++;
-		this.chars += raw.length;
-		const text = this.redact(raw);
-		const tier = errorTier(message, kind);
-		for (const risk of findRiskLines(text)) {
-			const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
-			if (line.length > 0 && !this.errors.has(line))
-				this.errors.set(line, { ...(ref && { ref }), tier, at: this.order++ });
-		}
-		// Pi's own temporary files (full-output logs and the like) are not the project's: leave them out.
-		const harvested = withoutPiTempFiles(text);
-		for (const p of findPaths(harvested)) this.files.add(p, "output");
-		harvestTokens(harvested, this.identifiers, this.numbers);
+		this.harvest(raw, ref, errorTier(message, kind));
 		if (this.fold || message.entryId === null) return;
 		this.spans.push({
 			entryId: message.entryId,
@@ -169,21 +165,45 @@ class RecordBuilder {
 		});
 	}
 
+	/** Error lines, paths, identifiers and numbers of one original text, redacted first. */
+	private harvest(raw: string, ref: string | undefined, tier: number): void {
+		this.blocks++;
+		this.chars += raw.length;
+		const text = this.redact(raw);
+		for (const risk of findRiskLines(text)) {
+			const line = clipTo(risk.text.trim(), SEED_LIMITS.errors.chars);
+			if (line.length > 0 && !this.errors.has(line))
+				this.errors.set(line, { ...(ref && { ref }), tier, at: this.order++ });
+		}
+		// Pi's own temporary files (full-output logs and the like) are not the project's: leave them out.
+		const harvested = withoutPiTempFiles(text);
+		for (const p of findPaths(harvested)) this.files.add(p, "output");
+		harvestTokens(harvested, this.identifiers, this.numbers);
+	}
+
 	/** A fold's spans: one per masked block, with its code and fold-time sha256. */
 	addFoldSpans(): void {
+		// A folded input is harvested like a result of the file it shows (it is read as such content).
+		for (const b of this.input.masked ?? []) {
+			const text = b.kind === "input" ? this.input.inputTexts?.get(b.code) : undefined;
+			if (text !== undefined) this.harvest(text, b.code, INPUT_TIER);
+		}
 		const byEntry = new Map<string, ViewMessage>();
 		for (const m of this.input.messages) if (m.entryId !== null) byEntry.set(m.entryId, m);
 		for (const b of this.input.masked ?? []) {
 			const message = byEntry.get(b.entryId);
+			const isInput = b.kind === "input";
 			this.spans.push({
 				code: b.code,
 				entryId: b.entryId,
 				blockIndex: b.blockIndex,
-				kind: b.kind,
+				// An input lives in an assistant message (a kind every reader knows); its path says where.
+				kind: b.kind === "input" ? "assistant" : b.kind,
 				...(b.toolName !== undefined && { toolName: clipTo(b.toolName, SEED_ID_MAX_CHARS) }),
-				...(message !== undefined
-					? callOf(message, this.callText, this.quiet)
-					: callById(b.toolCallId, this.callText, this.quiet)),
+				...(isInput || message === undefined
+					? callById(b.toolCallId, this.callText, this.quiet)
+					: callOf(message, this.callText, this.quiet)),
+				...(isInput && b.path !== undefined && spanPath(b.path) !== undefined && { path: spanPath(b.path) }),
 				sha256: b.sha256,
 				chars: b.chars,
 				bytes: b.bytes,

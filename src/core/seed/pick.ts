@@ -3,42 +3,67 @@
  * compaction) and the offline replay of `context-fold simulate`, so both index the same messages.
  */
 import { blockKey, type ViewMessage } from "../blocks.ts";
-import type { FrozenLayer, MaskIndex } from "../layers.ts";
+import { valueAt } from "../inputs.ts";
+import { type FrozenLayer, layerMasks, type MaskedBlock, type MaskIndex } from "../layers.ts";
 import { buildView, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { SeedToolCall } from "./calls.ts";
 
+/** What a fold record is extracted from (see extractSeedRecord). */
+export interface FoldPick {
+	view: ViewMessage[];
+	calls: SeedToolCall[];
+	/** Every mask the layer commits, its inputs included. */
+	masked: MaskedBlock[];
+	/** The original value of each folded input, by code, read from the view. */
+	inputTexts: Map<string, string>;
+}
+
 /**
  * The messages a fold record covers: the masked blocks' messages, the assistant messages whose tool
- * calls produced them, and the user messages since the previous fold (see userMessagesSince).
- * `view[i]` must be the view of `messages[i]`; `previous` is the layer committed before `layer`.
+ * calls produced them or whose inputs were folded, and the user messages since the previous fold
+ * (see userMessagesSince). `previous` is the layer committed before `layer`. Calls and input values
+ * are read from the view, which holds the originals: call this before the substitutions are applied
+ * or after, it sees the same bytes (an input substitution replaces a part's arguments object, it
+ * never changes the one the view holds).
  */
 export function pickFoldMessages(
 	layer: FrozenLayer,
 	previous: FrozenLayer | undefined,
 	view: readonly ViewMessage[],
-	messages: readonly PiMessage[],
-): { view: ViewMessage[]; calls: SeedToolCall[] } {
+): FoldPick {
 	const since = userMessagesSince(previous, view);
-	const entries = new Set(layer.blocks.map((b) => b.entryId));
-	const callIds = new Set(layer.blocks.map((b) => b.toolCallId).filter((id): id is string => id !== undefined));
+	const masked = layerMasks(layer);
+	const entries = new Set(masked.map((b) => b.entryId));
+	const callIds = new Set(masked.map((b) => b.toolCallId).filter((id): id is string => id !== undefined));
+	const inputs = new Map<string, MaskedBlock[]>();
+	for (const b of masked) {
+		if (b.kind !== "input") continue;
+		const key = blockKey(b.entryId, b.blockIndex);
+		inputs.set(key, [...(inputs.get(key) ?? []), b]);
+	}
 	const pickedView: ViewMessage[] = [];
 	const calls: SeedToolCall[] = [];
-	for (let i = 0; i < view.length; i++) {
-		const v = view[i] as ViewMessage;
-		const m = messages[i];
+	const inputTexts = new Map<string, string>();
+	for (const v of view) {
 		let take = v.entryId !== null && entries.has(v.entryId);
 		if (v.role === "user" && v.timestamp > since) take = true;
-		if (v.role === "assistant" && Array.isArray(m?.content)) {
-			for (const part of m.content) {
-				if (part?.type === "toolCall" && typeof part.id === "string" && callIds.has(part.id)) {
-					calls.push({ toolCallId: part.id, name: String(part.name ?? ""), args: part.arguments });
+		if (v.role === "assistant") {
+			for (let j = 0; j < v.blocks.length; j++) {
+				const call = v.blocks[j]?.call;
+				if (call?.id === undefined) continue;
+				if (callIds.has(call.id)) {
+					calls.push({ toolCallId: call.id, name: call.name, args: call.args });
 					take = true;
+				}
+				for (const b of v.entryId === null ? [] : (inputs.get(blockKey(v.entryId, j)) ?? [])) {
+					const text = b.path === undefined ? undefined : valueAt(call.args, b.path);
+					if (text !== undefined) inputTexts.set(b.code, text);
 				}
 			}
 		}
 		if (take) pickedView.push(v);
 	}
-	return { view: pickedView, calls };
+	return { view: pickedView, calls, masked, inputTexts };
 }
 
 /**

@@ -59,6 +59,8 @@ export interface SeedSpan {
 	toolName?: string;
 	/** The call that produced a tool result (command or path), redacted and clipped. */
 	call?: string;
+	/** A folded tool-call input: where the value sits in the call's arguments (kind "assistant"). */
+	path?: Array<string | number>;
 	sha256: string;
 	chars: number;
 	bytes: number;
@@ -131,6 +133,7 @@ function canonicalSpan(s: SeedSpan): SeedSpan {
 		kind: s.kind,
 		...(s.toolName !== undefined && { toolName: s.toolName }),
 		...(s.call !== undefined && { call: s.call }),
+		...(s.path !== undefined && { path: s.path }),
 		sha256: s.sha256,
 		chars: s.chars,
 		bytes: s.bytes,
@@ -215,11 +218,30 @@ function readSpan(x: unknown): SeedSpan {
 		kind: s.kind as SpanKind,
 		...(s.toolName !== undefined && { toolName: str(s.toolName, "span.toolName", SEED_ID_MAX_CHARS) }),
 		...(s.call !== undefined && { call: str(s.call, "span.call", SEED_LIMITS.spans.chars) }),
+		...(s.path !== undefined && { path: readPath(s.path) }),
 		sha256: sha,
 		chars: int(s.chars, "span.chars"),
 		bytes: int(s.bytes, "span.bytes"),
 		lines: int(s.lines, "span.lines"),
 	});
+}
+
+/** A span's argument path: at most SPAN_PATH_MAX_STEPS keys (each an id) and indices. */
+function readPath(v: unknown): Array<string | number> {
+	if (!Array.isArray(v) || v.length === 0 || v.length > SPAN_PATH_MAX_STEPS) fail("span.path is not a short array");
+	return v.map((step) =>
+		typeof step === "string" ? str(step, "span.path step", SEED_ID_MAX_CHARS) : int(step, "span.path step"),
+	);
+}
+
+/** A span path longer than this is not recorded (the span stays, without it). */
+export const SPAN_PATH_MAX_STEPS = 16;
+
+/** The argument path a span may carry, or undefined when it exceeds the bounds. */
+export function spanPath(path: readonly (string | number)[]): Array<string | number> | undefined {
+	if (path.length === 0 || path.length > SPAN_PATH_MAX_STEPS) return undefined;
+	if (path.some((s) => typeof s === "string" && s.length > SEED_ID_MAX_CHARS)) return undefined;
+	return [...path];
 }
 
 function obj(v: unknown, what: string): Record<string, unknown> {

@@ -8,6 +8,7 @@
 import type { AccountingReport } from "../accounting.ts";
 import { isSuccessfulResponse } from "../blocks.ts";
 import { FoldTelemetry } from "../fold-telemetry.ts";
+import { parseLayerInputs } from "../input-records.ts";
 import { type FoldRecord, type MaskIndex, parseFoldRecord } from "../layers.ts";
 import { normalizeCode } from "../recall.ts";
 import { MAX_REPORTED_TOKENS, type Usage } from "../tokens.ts";
@@ -23,6 +24,25 @@ export const FOLD_ENTRY_TYPE = "context-fold";
  * A separate type, so an older release (which validates every `context-fold` entry) never sees it.
  */
 export const COMPACTION_NOTE_TYPE = "context-fold-compaction";
+/**
+ * customType of the note context-fold appends when a provider refused (HTTP 400 or 422) a request
+ * that carried folded tool-call inputs: `{v: 1, model: "<provider>/<model id>", error}`. From then
+ * on that model gets its calls in full. A separate type, so an older release never sees it.
+ */
+export const INPUTS_REFUSED_TYPE = "context-fold-inputs-refused";
+
+/** How a model is named in an inputs-refused note. */
+export function modelKey(provider: unknown, model: unknown): string {
+	return `${typeof provider === "string" ? provider : "?"}/${typeof model === "string" ? model : "?"}`;
+}
+
+/**
+ * A failed response's error message that reads as the provider refusing the request itself (HTTP
+ * 400 or 422, as the providers' SDKs put the status first), not as an outage, a limit or auth.
+ */
+export function isRequestRefusal(errorMessage: unknown): boolean {
+	return typeof errorMessage === "string" && /^\s*(?:Error:\s*)?(?:HTTP\s+)?(?:400|422)\b/i.test(errorMessage);
+}
 
 /** Compaction reasons that the window forced (not a user's /compact). */
 export function isForcedReason(reason: unknown): boolean {
@@ -58,6 +78,10 @@ export class BranchState {
 	compactions = 0;
 	/** The newest assistant message: its api, provider and model say where the next request goes. */
 	lastAssistant: PiMessage | null = null;
+	/** Entry id of the newest assistant message. */
+	lastAssistantId: string | null = null;
+	/** Models (modelKey) whose provider refused a request carrying folded inputs: no input folds for them. */
+	readonly inputsRefused = new Set<string>();
 	private readonly byKey = new Map<string, string | null>();
 	private readonly forcedIds = new Set<string>();
 
@@ -86,6 +110,11 @@ export class BranchState {
 			return;
 		}
 		if (entry.type !== "custom") return;
+		if (entry.customType === INPUTS_REFUSED_TYPE) {
+			const model = (entry.data as { model?: unknown } | undefined)?.model;
+			if (typeof model === "string") this.inputsRefused.add(model);
+			return;
+		}
 		if (entry.customType === COMPACTION_NOTE_TYPE) {
 			const data = entry.data as { compactionId?: unknown; reason?: unknown } | undefined;
 			if (isForcedReason(data?.reason))
@@ -96,6 +125,8 @@ export class BranchState {
 			const record = parseFoldRecord(entry.data);
 			if (record === null) this.invalidRecords++;
 			else this.commit(record);
+			// Input blocks that could not be read are dropped alone (the layer's other masks stay).
+			this.invalidRecords += parseLayerInputs(entry.data).skipped;
 		}
 	}
 
@@ -137,6 +168,7 @@ export class BranchState {
 		if (m.role !== "assistant") return;
 		this.responses++;
 		this.lastAssistant = m;
+		this.lastAssistantId = id;
 		this.lastResponseAt = typeof m.timestamp === "number" ? m.timestamp : this.lastResponseAt;
 		if (isSuccessfulResponse(m)) {
 			const bad = usageProblem(m.usage);

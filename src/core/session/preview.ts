@@ -20,6 +20,10 @@ export interface PreviewInput {
 	window: number | undefined;
 	/** The provider API the next request goes to (decides how thinking may fold). */
 	api: string | undefined;
+	/** The model the next request goes to (modelKey): no input folds once its provider refused them. */
+	model?: string;
+	/** The session's working directory, for the superseded rules' paths. */
+	cwd?: string | null;
 	hash: Hash;
 }
 
@@ -33,6 +37,8 @@ export function previewPlan(input: PreviewInput): FoldPlan {
 		everCacheRead: branch.everCacheRead,
 		hash: input.hash,
 		thinking: thinkingPolicyFor(input.api),
+		inputs: input.model === undefined || !branch.inputsRefused.has(input.model),
+		...(typeof input.cwd === "string" && { cwd: input.cwd }),
 	});
 }
 

@@ -8,6 +8,7 @@
  */
 import type { ViewBlock, ViewMessage } from "../blocks.ts";
 import { type DigestFacts, digestFacts } from "../digest.ts";
+import { findLongValues, INPUT_MIN_CHARS, pathKey } from "../inputs.ts";
 import { MIN_FOLD_TOKENS } from "../policy/select.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
 import { finiteOr0 } from "../values.ts";
@@ -95,9 +96,21 @@ function toBlocks(content: PiMessage["content"]): ViewBlock[] {
 			case "image":
 				blocks.push({ kind: "image", text: "" });
 				break;
-			case "toolCall":
-				blocks.push({ kind: "toolCall", text: safeJson(part.arguments) + (part.name ?? "") });
+			case "toolCall": {
+				const name = typeof part.name === "string" ? part.name : "";
+				const text = safeJson(part.arguments) + name;
+				// Only a call this long can hold a value of INPUT_MIN_CHARS: most calls skip the walk.
+				const long =
+					text.length < INPUT_MIN_CHARS
+						? []
+						: findLongValues(part.arguments).map((v) => ({ ...v, key: pathKey(v.path) }));
+				blocks.push({
+					kind: "toolCall",
+					text,
+					call: { id: typeof part.id === "string" ? part.id : undefined, name, args: part.arguments, long },
+				});
 				break;
+			}
 			default:
 				blocks.push({ kind: "other", text: safeJson(part) });
 		}
@@ -184,8 +197,11 @@ export function buildView(
 				const summary = calls.get(m.toolCallId);
 				if (summary !== undefined) v.callSummary = summary;
 			}
-			const full = (m.details as { fullOutputPath?: unknown } | undefined)?.fullOutputPath;
+			const details = m.details as { fullOutputPath?: unknown; truncation?: { truncated?: unknown } } | undefined;
+			const full = details?.fullOutputPath;
 			if (typeof full === "string") v.fullOutputPath = full;
+			if (m.isError === true) v.isError = true;
+			if (details?.truncation?.truncated === true) v.truncated = true;
 		}
 		if (m.role === "assistant") {
 			if (m.usage !== undefined && m.usage !== null && typeof m.usage === "object") {

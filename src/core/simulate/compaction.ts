@@ -121,21 +121,16 @@ export class ReplayCompactor {
 	}
 
 	/** Index the fold the way the extension's SeedWriter does, so a later summary renders the same records. */
-	onFold(
-		layer: FrozenLayer,
-		previous: FrozenLayer | undefined,
-		at: number,
-		view: readonly ViewMessage[],
-		messages: readonly PiMessage[],
-	): void {
-		const picked = pickFoldMessages(layer, previous, view, messages);
+	onFold(layer: FrozenLayer, previous: FrozenLayer | undefined, at: number, view: readonly ViewMessage[]): void {
+		const picked = pickFoldMessages(layer, previous, view);
 		this.records.push(
 			extractSeedRecord({
 				kind: "fold",
 				seq: layer.seq,
 				at,
 				messages: picked.view,
-				masked: layer.blocks,
+				masked: picked.masked,
+				inputTexts: picked.inputTexts,
 				calls: picked.calls,
 				hash: this.hash,
 			}),

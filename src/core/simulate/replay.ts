@@ -26,6 +26,8 @@ export interface ReplayInput {
 	compaction?: PiCompactionSettings | "recorded";
 	/** The session file, named in the deterministic compaction summary as the extension names it. */
 	sessionFile?: string | null;
+	/** The session's working directory (its header's), for the superseded rules' paths, as the extension passes it. */
+	cwd?: string;
 }
 
 export interface ReplayedFold {
@@ -111,7 +113,7 @@ export function replaySession(input: ReplayInput): Replay {
 		index,
 		simulatedUsage: new Map(),
 		views: { recorded: new ViewCache(), arm: arm === recorded ? null : new ViewCache() },
-		parts: { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap() },
+		parts: { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap(), calls: new WeakMap() },
 		compactionSeen: null,
 	};
 	const requests: ReplayedRequest[] = [];

@@ -5,9 +5,9 @@
  */
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
-import { addRecord, type FrozenLayer, type MaskIndex } from "../layers.ts";
+import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
-import type { BranchReplay } from "../session/branch-state.ts";
+import { type BranchReplay, modelKey } from "../session/branch-state.ts";
 import { buildView, messageKey, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { ViewCache } from "../session/view-cache.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
@@ -130,6 +130,9 @@ function planArm(
 			everCacheRead: c.recorded.everCacheRead,
 			hash: c.input.hash,
 			thinking: thinkingPolicyFor(target.api),
+			// As the extension does: no input folds for a model whose provider refused them.
+			inputs: !c.recorded.inputsRefused.has(modelKey(target.provider, target.model)),
+			...(c.input.cwd !== undefined && { cwd: c.input.cwd }),
 		});
 	let view = c.views.arm === null ? baseView : viewOf(c, arm, c.views.arm);
 	let p = plan(view);
@@ -146,7 +149,7 @@ function planArm(
 	}
 	if (p.layer !== null) {
 		addRecord(index, p.layer);
-		c.compactor?.onFold(p.layer, index.layers.at(-2), target.at ?? arm.lastResponseAt, view, arm.context.messages);
+		c.compactor?.onFold(p.layer, index.layers.at(-2), target.at ?? arm.lastResponseAt, view);
 	}
 	return { plan: p, view, armCompacted };
 }
@@ -199,12 +202,13 @@ function armUsage(
 }
 
 function foldOf(layer: FrozenLayer): ReplayedFold {
+	const masks = layerMasks(layer);
 	return {
 		seq: layer.seq,
 		reason: layer.reason,
-		blocks: layer.blocks.length,
+		blocks: masks.length,
 		usageBefore: layer.usageBefore,
 		usageAfter: layer.usageAfter,
-		codes: layer.blocks.map((b) => b.code),
+		codes: masks.map((b) => b.code),
 	};
 }

@@ -5,7 +5,7 @@
  */
 import type { PriceSchedule } from "../accounting.ts";
 import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
-import type { FrozenLayer } from "../layers.ts";
+import { type FrozenLayer, layerMasks } from "../layers.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
 
@@ -133,7 +133,7 @@ export function billReplay(
 		requests: replay.requests.length,
 		billed: replay.requests.filter((r) => r.billed).length,
 		foldEvents: replay.layers.length,
-		foldedBlocks: replay.layers.reduce((n, l) => n + l.blocks.length, 0),
+		foldedBlocks: replay.layers.reduce((n, l) => n + layerMasks(l).length, 0),
 		compactions: {
 			recorded: replay.requests.filter((r) => r.compacted).length,
 			folded:
@@ -221,9 +221,11 @@ export function identicalLayers(replayed: readonly FrozenLayer[], recorded: read
 	let same = 0;
 	for (const l of replayed) {
 		const r = bySeq.get(l.seq);
-		if (r === undefined || r.reason !== l.reason || r.blocks.length !== l.blocks.length) continue;
-		const equal = l.blocks.every((b, i) => {
-			const o = r.blocks[i];
+		const blocks = layerMasks(l);
+		const other = r === undefined ? [] : layerMasks(r);
+		if (r === undefined || r.reason !== l.reason || other.length !== blocks.length) continue;
+		const equal = blocks.every((b, i) => {
+			const o = other[i];
 			return (
 				o !== undefined &&
 				o.code === b.code &&

@@ -44,6 +44,15 @@ export const DEFAULTS: ArmSpec = {
 	compaction: true,
 	kind: "headline",
 };
+/** The defaults without folding tool-call inputs: what input folding adds, measured. */
+export const NO_INPUTS: ArmSpec = {
+	id: "cf-no-inputs",
+	label: "context-fold, defaults, tool-call inputs never folded (CONTEXTFOLD_TEST_NO_INPUTS=1)",
+	contextFold: true,
+	env: { CONTEXTFOLD_TEST_NO_INPUTS: "1" },
+	compaction: true,
+	kind: "reference",
+};
 export const COMPACT_NATIVE: ArmSpec = {
 	id: "cf-compact-native",
 	label: "context-fold, CONTEXTFOLD_COMPACT=native",
@@ -76,7 +85,9 @@ export function sweepArms(): ArmSpec[] {
 }
 
 export function allArms(quick: boolean): ArmSpec[] {
-	return quick ? [RAW, NATIVE, DEFAULTS] : [RAW, NATIVE, DEFAULTS, COMPACT_NATIVE, ...sweepArms()];
+	return quick
+		? [RAW, NATIVE, DEFAULTS, NO_INPUTS]
+		: [RAW, NATIVE, DEFAULTS, NO_INPUTS, COMPACT_NATIVE, ...sweepArms()];
 }
 
 /**

@@ -118,6 +118,8 @@ interface Job {
 	arm: ArmSpec;
 	charsPerToken: number;
 	floor?: FloorTracker;
+	/** The floor as it was before inputs and stale blocks folded (results and thinking only), for comparison. */
+	floorResultsOnly?: FloorTracker;
 }
 
 export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult> {
@@ -151,7 +153,10 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 				plan,
 				arm,
 				charsPerToken: 4,
-				...(arm.id === RAW.id && { floor: new FloorTracker(window) }),
+				...(arm.id === RAW.id && {
+					floor: new FloorTracker(window),
+					floorResultsOnly: new FloorTracker(window, { inputs: false }),
+				}),
 			});
 		}
 		if (!o.quick) {
@@ -172,7 +177,12 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			billing: model,
 			bundle,
 			window: job.window,
-			...(job.floor && { observe: job.floor.observe.bind(job.floor) }),
+			...(job.floor && {
+				observe: (messages: Parameters<FloorTracker["observe"]>[0], record: Parameters<FloorTracker["observe"]>[1]) => {
+					job.floor?.observe(messages, record);
+					job.floorResultsOnly?.observe(messages, record);
+				},
+			}),
 		});
 		runs.set(job, run);
 		const problems = run.problems.length > 0 ? ` · ${run.problems.length} PROBLEMS: ${run.problems[0]}` : "";
@@ -202,6 +212,13 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			return out;
 		};
 		const main = measureAll(headline);
+		if (floorJob?.floor && floorJob.floorResultsOnly) {
+			const now = measureFloor(floorJob.floor.records, headline, 0).totals;
+			const before = measureFloor(floorJob.floorResultsOnly.records, headline, 0).totals;
+			o.log(
+				`[economics] ${t.name} floor (${headline.name}): $${now.cost.toFixed(2)} with inputs and stale blocks, $${before.cost.toFixed(2)} results and thinking only`,
+			);
+		}
 		const billed: Record<string, ArmTotals[]> = { [headline.name]: main.map((m) => m.result.totals) };
 		for (const s of sensitivities) billed[s.name] = measureAll(s).map((m) => m.result.totals);
 		const denserModel = billingModel("anthropic", { charsPerToken: SENSITIVITY_CPT });

@@ -1,16 +1,23 @@
 /**
  * The floor: a computed lower bound for any masking policy. It takes the raw arm's requests (no
  * extension, no compaction: the whole trajectory as sent) and masks every block context-fold could
- * ever mask (tool-result text and thinking of at least 256 tokens, outside the protected tail, already
- * delivered to the model, digest smaller than the block) from the first request where it is
- * eligible, using context-fold's own digests. Masking is free: each request reads from cache
- * everything the previous one sent (with today's masks applied retroactively) and writes only what is
- * new, except after a lifetime expiry, when it writes all of it. No compaction, no tool declarations.
+ * ever mask from the first request where it is eligible, using context-fold's own digests:
+ * tool-result text and thinking of at least 256 tokens outside the protected tail and already
+ * delivered to the model; the long argument values (INPUT_MIN_CHARS) of tool calls outside the tail,
+ * before the newest user message, whose result was delivered; and superseded or duplicate results and
+ * inputs (policy/superseded.ts, from the requests alone: chat messages carry no error flag, so the
+ * "failure then success" rule is not applied) even inside the tail, once settled. Masking is free:
+ * each request reads from cache everything the previous one sent (with today's masks applied
+ * retroactively) and writes only what is new, except after a lifetime expiry, when it writes all of
+ * it. No compaction, no tool declarations. `{ inputs: false }` gives the floor as it was before
+ * inputs and stale blocks folded (results and thinking only).
  */
 
 import { renderDigest } from "../../../src/core/digest.ts";
+import { findLongValues, renderInputDigest } from "../../../src/core/inputs.ts";
 import { ladderGeometry } from "../../../src/core/policy/ladder.ts";
 import { MIN_FOLD_TOKENS } from "../../../src/core/policy/select.ts";
+import { findStaleBlocks, type ToolEvent } from "../../../src/core/policy/superseded.ts";
 import { summarizeCall } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { estimateTokens } from "../../../src/core/tokens.ts";
@@ -27,12 +34,18 @@ interface Foldable {
 	/** Tokens saved by context-fold's own estimate (block minus digest). */
 	savedTokens: number;
 	masked: boolean;
+	/** A tool-call input (eligible only before the newest user message, once its result was delivered). */
+	input?: boolean;
 }
 
 interface MessageInfo {
 	chars: number;
 	role: string;
 	foldables: Foldable[];
+	/** An assistant message's tool calls. */
+	calls?: Array<{ id: string; name: string; args: unknown }>;
+	/** A tool result: its call and text. */
+	result?: { callId: string; text: string };
 }
 
 export interface FloorRecord extends RequestShape {
@@ -53,8 +66,11 @@ export class FloorTracker {
 	private maskedTokens = 0;
 	private previousCount = 0;
 
-	constructor(window = WINDOW) {
+	private readonly inputs: boolean;
+
+	constructor(window = WINDOW, options: { inputs?: boolean } = {}) {
 		this.tail = ladderGeometry(DEFAULT_SETTINGS, window, true)?.tail ?? DEFAULT_SETTINGS.tail;
+		this.inputs = options.inputs !== false;
 	}
 
 	observe(messages: ChatMessage[], record: RequestRecord): void {
@@ -80,11 +96,20 @@ export class FloorTracker {
 		for (let i = this.messages.length - 1; i >= 0 && lastAssistant < 0; i--) {
 			if (this.messages[i]?.role === "assistant") lastAssistant = i;
 		}
+		let lastUser = -1;
+		for (let i = this.messages.length - 1; i >= 0 && lastUser < 0; i--) {
+			if (this.messages[i]?.role === "user") lastUser = i;
+		}
 		let newly = 0;
-		const end = Math.min(protectedFrom, Math.max(lastAssistant, 0));
-		for (let i = 0; i < end; i++) {
+		const delivered = Math.max(lastAssistant, 0);
+		const end = Math.min(protectedFrom, delivered);
+		const stale = this.inputs ? this.stale(Math.min(delivered, Math.max(lastUser, 0))) : new Set<number>();
+		for (let i = 0; i < delivered; i++) {
+			const inTail = i >= end;
+			if (inTail && !stale.has(i)) continue;
 			for (const f of (this.messages[i] as MessageInfo).foldables) {
 				if (f.masked) continue;
+				if (f.input === true && !(i < lastUser)) continue;
 				f.masked = true;
 				newly++;
 				this.maskedChars += f.savedChars;
@@ -113,10 +138,46 @@ export class FloorTracker {
 		this.previousCount = this.messages.length;
 	}
 
+	/**
+	 * Indices of messages holding a superseded or duplicate block (a result, or an assistant message
+	 * with a stale call's inputs) among calls settled before `settledEnd`.
+	 */
+	private stale(settledEnd: number): Set<number> {
+		const at = new Map<string, number>();
+		const results = new Map<string, { i: number; text: string }>();
+		this.messages.forEach((m, i) => {
+			if (m.result) results.set(m.result.callId, { i, text: m.result.text });
+		});
+		const events: ToolEvent[] = [];
+		this.messages.forEach((m, i) => {
+			for (const c of m.calls ?? []) {
+				const r = results.get(c.id);
+				at.set(`a:${c.id}`, i);
+				if (r) at.set(`r:${c.id}`, r.i);
+				events.push({
+					toolCallId: c.id,
+					toolName: c.name,
+					args: c.args,
+					callEntryId: c.id,
+					callBlockIndex: 0,
+					...(r && { result: { entryId: c.id, text: r.text, isError: false } }),
+					settled: r !== undefined && i < settledEnd && r.i < settledEnd,
+				});
+			}
+		});
+		const out = new Set<number>();
+		for (const b of findStaleBlocks({ events })) {
+			const i = at.get(`${b.block === "result" ? "r" : "a"}:${b.toolCallId}`);
+			if (i !== undefined) out.add(i);
+		}
+		return out;
+	}
+
 	private info(m: ChatMessage): MessageInfo {
 		const chars = stableStringify(m).length;
 		const foldables: Foldable[] = [];
 		if (m.role === "assistant") {
+			const calls: NonNullable<MessageInfo["calls"]> = [];
 			for (const c of m.tool_calls ?? []) {
 				let args: unknown = c.function.arguments;
 				try {
@@ -125,10 +186,14 @@ export class FloorTracker {
 					// Keep the raw string.
 				}
 				this.calls.set(c.id, { name: c.function.name, args });
+				calls.push({ id: c.id, name: c.function.name, args });
+				if (this.inputs) pushInputFoldables(foldables, c.function.name, args);
 			}
 			const thinking = m.reasoning_content;
 			if (typeof thinking === "string") pushFoldable(foldables, thinking, "thinking");
-		} else if (m.role === "tool") {
+			return { chars, role: m.role, foldables, calls };
+		}
+		if (m.role === "tool") {
 			const call = this.calls.get(m.tool_call_id ?? "");
 			const parts = typeof m.content === "string" ? [m.content] : (m.content ?? []).map((p) => p.text ?? "");
 			const hasImage = Array.isArray(m.content) && m.content.some((p) => p.type !== "text");
@@ -137,6 +202,7 @@ export class FloorTracker {
 					pushFoldable(foldables, text, "toolResult", call?.name, summarizeCall(call?.name, call?.args));
 				}
 			}
+			return { chars, role: m.role, foldables, result: { callId: m.tool_call_id ?? "", text: parts.join("\n") } };
 		}
 		return { chars, role: m.role, foldables };
 	}
@@ -171,4 +237,20 @@ function pushFoldable(
 		savedTokens: tokens - digestTokens,
 		masked: false,
 	});
+}
+
+/** A tool call's long argument values, each saving what its digest saves inside the arguments' JSON string. */
+function pushInputFoldables(out: Foldable[], toolName: string, args: unknown): void {
+	for (const v of findLongValues(args)) {
+		const { digest } = renderInputDigest({ code: "000000", toolName, path: v.path, text: v.value });
+		if (digest.length >= v.value.length) continue;
+		// The arguments travel as a JSON string inside the request's JSON: escaped twice.
+		const wire = (t: string) => JSON.stringify(JSON.stringify(t)).length;
+		out.push({
+			savedChars: wire(v.value) - wire(digest),
+			savedTokens: estimateTokens(v.value.length) - estimateTokens(digest.length),
+			masked: false,
+			input: true,
+		});
+	}
 }

@@ -141,10 +141,14 @@ export function sessionFacts(entries: SessionEntry[]): Pick<ArmRun, "compactions
 				tokensBefore: typeof e.tokensBefore === "number" ? e.tokensBefore : null,
 			});
 		} else if (e.type === "custom" && e.customType === "context-fold") {
-			const data = e.data as { type?: string; seq?: number; reason?: string; blocks?: unknown[] } | undefined;
+			const data = e.data as
+				| { type?: string; seq?: number; reason?: string; blocks?: unknown[]; inputs?: { blocks?: unknown[] } }
+				| undefined;
 			if (data?.type === "layer" && Array.isArray(data.blocks)) {
 				const saved: Record<string, number> = {};
-				for (const b of data.blocks as Array<{ code?: string; tokens?: number; digest?: string }>) {
+				// A layer's folded tool-call inputs are blocks too (stored beside them).
+				const masks = [...data.blocks, ...(Array.isArray(data.inputs?.blocks) ? data.inputs.blocks : [])];
+				for (const b of masks as Array<{ code?: string; tokens?: number; digest?: string }>) {
 					if (typeof b.code !== "string") continue;
 					saved[b.code] = Math.max(0, (b.tokens ?? 0) - Math.ceil((b.digest?.length ?? 0) / 4));
 				}

@@ -249,3 +249,61 @@ test("the fixtures' fold record", () => {
 	expect(serializeSeedRecord(r)).not.toContain("s3cr3t");
 	expect(FOLD_MESSAGES).toHaveLength(4);
 });
+
+describe("folded tool-call inputs", () => {
+	test("harvested from the original value, with the input's code on its risk lines; the span has its path", () => {
+		const content = `export const limit = 10;\nthrow new Error("quota exceeded in src/quota.ts");\n`;
+		const call: ViewMessage = {
+			role: "assistant",
+			entryId: "a9",
+			timestamp: T0,
+			blocks: [{ kind: "toolCall", text: `${JSON.stringify({ path: "src/quota.ts", content })}write` }],
+			stopReason: "toolUse",
+		};
+		const record = extractSeedRecord({
+			kind: "fold",
+			seq: 3,
+			at: T0,
+			messages: [call],
+			masked: [
+				{
+					code: "beef01",
+					entryId: "a9",
+					blockIndex: 0,
+					kind: "input",
+					path: ["content"],
+					toolName: "write",
+					toolCallId: "call_9",
+					sha256: sha256(content),
+					chars: content.length,
+					bytes: content.length,
+					lines: 2,
+					tokens: 20,
+					digest: "{#beef01 FOLDED} write content · 75 chars, 2 lines",
+				},
+			],
+			inputTexts: new Map([["beef01", content]]),
+			calls: [{ toolCallId: "call_9", name: "write", args: { path: "src/quota.ts", content } }],
+			hash: sha256,
+		});
+		expect(record.errors).toContainEqual({ text: 'throw new Error("quota exceeded in src/quota.ts");', ref: "beef01" });
+		expect(record.files).toContainEqual({ path: "src/quota.ts", ops: ["write", "output"] });
+		expect(record.source).toEqual({ messages: 1, blocks: 1, chars: content.length });
+		expect(record.spans).toEqual([
+			{
+				code: "beef01",
+				entryId: "a9",
+				blockIndex: 0,
+				kind: "assistant",
+				toolName: "write",
+				call: "src/quota.ts",
+				path: ["content"],
+				sha256: sha256(content),
+				chars: content.length,
+				bytes: content.length,
+				lines: 2,
+			},
+		]);
+		expect(validateSeedRecord(JSON.parse(serializeSeedRecord(record))).ok).toBe(true);
+	});
+});

@@ -4,7 +4,6 @@ import { describe, expect, test } from "bun:test";
 import type { ViewMessage } from "../../../src/core/blocks.ts";
 import { FOLD_STATE_VERSION, type FrozenLayer } from "../../../src/core/layers.ts";
 import { pickFoldMessages, userMessagesSince } from "../../../src/core/seed/pick.ts";
-import type { PiMessage } from "../../../src/core/session/view.ts";
 
 const user = (id: string, t: number, text: string): ViewMessage => ({
 	role: "user",
@@ -44,12 +43,11 @@ const VIEW: ViewMessage[] = [
 	reply("a3", 600),
 	user("u4", 700, "prompt of the second fold's request"),
 ];
-const MESSAGES = VIEW.map((v) => ({ role: v.role, timestamp: v.timestamp, content: [] }) as PiMessage);
 const users = (picked: ViewMessage[]) => picked.filter((v) => v.role === "user").map((v) => v.entryId);
 
 describe("a fold record's user messages", () => {
 	test("the first fold indexes every user message in its request", () => {
-		expect(users(pickFoldMessages(layer(1, 200), undefined, VIEW.slice(0, 3), MESSAGES).view)).toEqual(["u1", "u2"]);
+		expect(users(pickFoldMessages(layer(1, 200), undefined, VIEW.slice(0, 3)).view)).toEqual(["u1", "u2"]);
 	});
 
 	test("the next fold indexes only those sent after the first fold's request was answered: none twice", () => {
@@ -57,15 +55,15 @@ describe("a fold record's user messages", () => {
 		const second = layer(2, 600);
 		expect(userMessagesSince(first, VIEW)).toBe(400);
 		// u2 was in the first fold's request (its record has it); the second record starts after a2.
-		expect(users(pickFoldMessages(second, first, VIEW, MESSAGES).view)).toEqual(["u3", "u4"]);
+		expect(users(pickFoldMessages(second, first, VIEW).view)).toEqual(["u3", "u4"]);
 	});
 
 	test("every user message is indexed exactly once over a session's folds", () => {
 		const first = layer(1, 200);
 		const second = layer(2, 600);
 		const once = [
-			...users(pickFoldMessages(first, undefined, VIEW.slice(0, 3), MESSAGES).view),
-			...users(pickFoldMessages(second, first, VIEW, MESSAGES).view),
+			...users(pickFoldMessages(first, undefined, VIEW.slice(0, 3)).view),
+			...users(pickFoldMessages(second, first, VIEW).view),
 		];
 		expect(once).toEqual(["u1", "u2", "u3", "u4"]);
 	});

@@ -55,6 +55,18 @@ describe("validateSeedRecord", () => {
 		expect(v.ok).toBe(true);
 		if (v.ok) expect(serializeSeedRecord(v.record)).toBe(serializeSeedRecord(fold()));
 	});
+	test("a span's argument path (folded inputs) round-trips; a malformed one is refused", () => {
+		const withPath = (path: unknown) =>
+			mutated((o) => {
+				const spans = o.spans as Array<Record<string, unknown>>;
+				if (spans[0] !== undefined) Object.assign(spans[0], { kind: "assistant", path });
+			});
+		const ok = validateSeedRecord(withPath(["edits", 0, "oldText"]));
+		expect(ok.ok).toBe(true);
+		if (ok.ok) expect(ok.record.spans[0]?.path).toEqual(["edits", 0, "oldText"]);
+		for (const bad of [[], "edits", [-1], [1.5], ["x".repeat(129)], Array.from({ length: 17 }, () => "k")])
+			expect(validateSeedRecord(withPath(bad)).ok).toBe(false);
+	});
 	const rejects: Array<[string, (o: Record<string, unknown>) => void, string]> = [
 		["wrong type", (o) => Object.assign(o, { type: "layer" }), 'type is not "seed-record"'],
 		["newer version", (o) => Object.assign(o, { v: SEED_INDEX_VERSION + 1 }), "unsupported version 2"],
