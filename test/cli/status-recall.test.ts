@@ -195,7 +195,7 @@ describe("recall", () => {
 		const word = (value.match(/[A-Za-z]{6,}/) ?? ["import"])[0];
 		const grep = await runCli(["recall", COMPACT_ID, input.code, "--grep", word], io());
 		expect(grep.code).toBe(0);
-		expect(grep.stdout).toMatch(/matching line\(s\) for/);
+		expect(grep.stdout).toMatch(/: \d+ matching lines? for "/);
 	});
 
 	test("an unknown code: exit 7 with the closest codes", async () => {
