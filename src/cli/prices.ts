@@ -2,20 +2,35 @@
  * Which prices a session's money figures use, and the fold net at those prices: one rule for
  * `status` and `sessions`, so the two never disagree on whether (or how much) folding saved.
  */
-import { type AccountingReport, foldValue, PRICE_PRESETS, type PricePreset, type Prices } from "../core/accounting.ts";
+import {
+	type AccountingReport,
+	foldValue,
+	PRICE_PRESETS,
+	type PricePreset,
+	type PriceSchedule,
+	type Prices,
+} from "../core/accounting.ts";
+import { lookupModel, unpriced } from "../core/model-catalog.ts";
 import type { ModelFacts } from "../store/models-file.ts";
 
-export type SourcedPrices = Prices & { source: string };
+export type SourcedPrices = PriceSchedule & { source: string };
 
-/** The model's own prices (models.json), an explicit preset, or the provider's preset; null when none applies. */
+/**
+ * An explicit preset, the model's own prices (models.json), pi-ai's catalog as built into
+ * context-fold, or the provider's preset; null when none applies.
+ */
 export function pricesFor(
 	provider: string | null,
 	facts: ModelFacts | undefined,
 	explicit?: PricePreset,
+	model?: string | null,
 ): SourcedPrices | null {
 	if (explicit !== undefined) return { ...PRICE_PRESETS[explicit], source: `--price ${explicit}` };
 	const own = facts?.prices;
 	if (own !== undefined && own.input + own.output > 0) return { ...own, source: "models.json" };
+	const hit = model === undefined ? null : lookupModel(provider, model);
+	if (hit !== null && !unpriced(hit.entry.prices))
+		return { ...hit.entry.prices, source: `catalog ${hit.entry.provider}/${hit.entry.id}` };
 	const preset = presetForProvider(provider);
 	return preset === null ? null : { ...PRICE_PRESETS[preset], source: `${preset} preset` };
 }

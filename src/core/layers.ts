@@ -3,9 +3,11 @@
  * sha256 and the exact digest bytes the model was shown. It never holds the payload, and its bytes
  * never change after commit, which is what keeps the outgoing prefix byte-stable.
  */
+import type { Prices } from "./accounting.ts";
 import { blockKey } from "./blocks.ts";
 import { type LayerInputs, layerInputs, type MaskedInput, parseLayerInputs } from "./input-records.ts";
 import { type ArgPath, pathKey } from "./inputs.ts";
+import type { ColdReason } from "./policy/price.ts";
 import { finiteOr0, isRecord } from "./values.ts";
 
 export const FOLD_STATE_VERSION = 1;
@@ -53,6 +55,21 @@ export interface FrozenLayer {
 	blocks: MaskedBlock[];
 	/** Folded tool-call inputs, in a field of their own that an older reader ignores (input-records.ts). */
 	inputs?: LayerInputs;
+	/** Why the priced rule fired, and the prices it used (policy/price.ts); an older reader ignores it. */
+	decision?: FoldDecisionRecord;
+}
+
+/** A fold event's priced decision as recorded: amounts in input-token equivalents, prices in $/Mtok. */
+export interface FoldDecisionRecord {
+	v: 1;
+	rule: "rent" | "cold" | "budget";
+	cold?: ColdReason;
+	prices: Prices;
+	/** `ratios`: the model declares no prices, the decision was made in tokens with a preset's ratios. */
+	basis: "model" | "ratios";
+	rewrite: number;
+	payback: number;
+	rent: number;
 }
 
 export interface UnfoldRecord {
@@ -173,6 +190,40 @@ export function parseFoldRecord(data: unknown): FoldRecord | null {
 		usageAfter: finiteOr0(data.usageAfter),
 		blocks,
 		...inputsField(inputs),
+		...decisionField(data.decision),
+	};
+}
+
+const RULES = new Set(["rent", "cold", "budget"]);
+const COLD_REASONS = new Set(["idle", "model-change", "uncached"]);
+
+/** A recorded decision, or nothing when it is absent or malformed (it only informs status and simulate). */
+function decisionField(d: unknown): { decision?: FoldDecisionRecord } {
+	if (!isRecord(d) || d.v !== 1 || typeof d.rule !== "string" || !RULES.has(d.rule)) return {};
+	const p = d.prices;
+	if (!isRecord(p)) return {};
+	const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : null);
+	const prices = {
+		input: num(p.input),
+		output: num(p.output),
+		cacheRead: num(p.cacheRead),
+		cacheWrite: num(p.cacheWrite),
+	};
+	if (Object.values(prices).some((v) => v === null || v < 0)) return {};
+	const amounts = [num(d.rewrite), num(d.payback), num(d.rent)];
+	if (amounts.some((v) => v === null)) return {};
+	if (d.cold !== undefined && (typeof d.cold !== "string" || !COLD_REASONS.has(d.cold))) return {};
+	return {
+		decision: {
+			v: 1,
+			rule: d.rule as FoldDecisionRecord["rule"],
+			...(d.cold !== undefined && { cold: d.cold as ColdReason }),
+			prices: prices as Prices,
+			basis: d.basis === "ratios" ? "ratios" : "model",
+			rewrite: amounts[0] as number,
+			payback: amounts[1] as number,
+			rent: amounts[2] as number,
+		},
 	};
 }
 

@@ -2,6 +2,8 @@
  * planFold: the one decision the core makes per request. Plain values in, a FoldPlan out; the
  * adapter applies the substitutions in place and persists the new layer, if any.
  */
+
+import { PRICE_PRESETS, type PriceSchedule, type Prices, ratesAt } from "./accounting.ts";
 import {
 	blockKey,
 	blockTokens,
@@ -14,8 +16,24 @@ import {
 import { deriveCode, type Hash, renderDigest, utf8Length } from "./digest.ts";
 import type { MaskedInput } from "./input-records.ts";
 import { type ArgPath, deriveInputCode, INPUT_MIN_CHARS, renderInputDigest, valueAt } from "./inputs.ts";
-import { FOLD_STATE_VERSION, type FrozenLayer, inputsField, type MaskedBlock, type MaskIndex } from "./layers.ts";
-import { decideLadder, type LadderGeometry, type LadderState, ladderGeometry } from "./policy/ladder.ts";
+import {
+	FOLD_STATE_VERSION,
+	type FoldDecisionRecord,
+	type FrozenLayer,
+	inputsField,
+	type MaskedBlock,
+	type MaskIndex,
+} from "./layers.ts";
+import { decideFixed } from "./policy/fixed.ts";
+import { type FoldGeometry, foldGeometry } from "./policy/geometry.ts";
+import {
+	type ColdReason,
+	decidePriced,
+	type PricedDecision,
+	type PricedGroup,
+	type RelativeRates,
+	relativeRates,
+} from "./policy/price.ts";
 import {
 	type Candidate,
 	DIGEST_TOKEN_ESTIMATE,
@@ -47,8 +65,20 @@ export interface PlanInput {
 	index: MaskIndex;
 	settings: Settings;
 	window: number | undefined;
-	/** Any response in this session's recorded history reported a cache read. */
-	everCacheRead: boolean;
+	/**
+	 * The model's prices in $/Mtok (the tier for this request's size applies); null or zero prices
+	 * decide in tokens with the Anthropic preset's ratios. See policy/price.ts.
+	 */
+	prices?: PriceSchedule | null;
+	/** The cached prefix is known or very likely gone (the rewrite is free); null or absent: warm. */
+	cold?: ColdReason | null;
+	/**
+	 * The recall tools are not declared yet: declaring them changes the prompt from `from` (0 when it
+	 * rebuilds the system prompt) and adds `tokens`, which the first event pays for.
+	 */
+	activation?: { from: number; tokens: number };
+	/** Any response in this session's recorded history reported a cache read (the fixed ladder's cold threshold). */
+	everCacheRead?: boolean;
 	hash: Hash;
 	/** Appended to every new digest's header (ephemeral sessions say recall is memory-only). */
 	digestNote?: string;
@@ -69,9 +99,12 @@ export interface PlanInput {
 	cwd?: string;
 }
 
+/** What the plan is doing: folding, waiting for its rent to reach its rewrite, or at the floor over the budget. */
+export type PlanState = "no-window" | "idle" | "accumulating" | "fold" | "floor";
+
 export interface FoldPlan {
 	type: "fold-plan";
-	state: LadderState;
+	state: PlanState;
 	/** Every block to replace in this request: frozen layers first, then the new layer's blocks. */
 	substitutions: Substitution[];
 	/** The layer this request commits, or null. */
@@ -79,8 +112,11 @@ export interface FoldPlan {
 	usage: UsageReading;
 	/** Usage after this plan's new layer (equal to usage.tokens without one). */
 	usageAfter: number;
-	geometry: LadderGeometry | null;
-	armed: boolean;
+	geometry: FoldGeometry | null;
+	/** The fixed ladder's entry threshold and step, when the fold points were set by hand (Settings.fixedFolds). */
+	fixed: { threshold: number; thresholdFraction: number; step: number; armed: boolean } | null;
+	/** The priced decision: the rates it used, whether the cache is cold, and the event fired or closest to paying. */
+	pricing: { rates: RelativeRates; prices: Prices; cold: ColdReason | null; decision: PricedDecision };
 	/** Estimated tokens a fold event could free now (the gauge's numerator). */
 	mass: number;
 	/** Blocks masked in this request's view and the tokens they save, all layers included. */
@@ -94,7 +130,7 @@ export function planFold(input: PlanInput): FoldPlan {
 	const inputs = input.inputs !== false;
 	const frozen = applyFrozenLayers(messages, index, thinking, inputs);
 	const usage = readUsage(messages, frozen.tokensPerMessage, frozen.latestCompaction);
-	const geometry = ladderGeometry(input.settings, input.window, input.everCacheRead);
+	const geometry = foldGeometry(input.settings, input.window);
 	const protectedFrom = geometry === null ? 0 : protectedTailStart(frozen.tokensPerMessage, geometry.tail);
 	const deliveredBefore = Math.max(frozen.lastOk, 0);
 	// Stale blocks matter to the mass only where age alone would not fold them: past the tail's start.
@@ -118,24 +154,73 @@ export function planFold(input: PlanInput): FoldPlan {
 		inputs,
 		stale,
 	});
+	const prices = input.prices === null || input.prices === undefined ? null : ratesAt(input.prices, usage.tokens);
+	const fallback = PRICE_PRESETS.anthropic;
+	const rates = relativeRates(prices, fallback);
+	const cold = input.cold ?? null;
+	const groups = geometry === null ? [] : priceGroups(messages, frozen, candidates, geometry.tail, ageEnd);
+	const decision = decidePriced({
+		rates,
+		groups,
+		cachedEnd: groups.length === 0 ? 0 : cachedEnd(frozen),
+		cold,
+		overBudget: geometry !== null && usage.tokens > geometry.budget,
+		budgetMinFreed: geometry?.budgetMinFreed ?? 0,
+		...(input.activation !== undefined && { activation: input.activation }),
+	});
 	const lastLayer = index.layers[index.layers.length - 1];
-	const cooldown = lastLayer !== undefined && responsesSince(messages, lastLayer.lastResponseAt) <= 1;
-	const decision = decideLadder({ geometry, usage: usage.tokens, mass, layers: index.layers.length, cooldown });
-
+	const fixed =
+		geometry !== null && input.settings.fixedFolds
+			? decideFixed({
+					geometry,
+					settings: input.settings,
+					everCacheRead: input.everCacheRead ?? true,
+					usage: usage.tokens,
+					mass,
+					layers: index.layers.length,
+					cooldown: lastLayer !== undefined && responsesSince(messages, lastLayer.lastResponseAt) <= 1,
+				})
+			: null;
 	const base = {
 		type: "fold-plan" as const,
 		substitutions: frozen.substitutions,
 		usage,
 		geometry,
-		armed: decision.armed,
+		fixed:
+			fixed === null
+				? null
+				: {
+						threshold: fixed.threshold,
+						thresholdFraction: fixed.thresholdFraction,
+						step: fixed.step,
+						armed: fixed.armed,
+					},
+		pricing: {
+			rates,
+			prices: prices !== null && prices.input > 0 ? prices : { ...fallback },
+			cold,
+			decision,
+		},
 		mass: Math.max(0, mass),
 		maskedBlocks: frozen.maskedBlocks,
 		maskedTokens: frozen.maskedTokens,
 	};
-	if (decision.state !== "fold" || decision.reason === undefined || candidates.length === 0) {
-		return { ...base, state: decision.state, layer: null, usageAfter: usage.tokens };
+	const fires = fixed === null ? decision.fire : fixed.fire;
+	if (!fires || candidates.length === 0) {
+		const state: PlanState =
+			geometry === null
+				? "no-window"
+				: usage.tokens > geometry.budget
+					? "floor"
+					: candidates.length === 0
+						? "idle"
+						: "accumulating";
+		return { ...base, state, layer: null, usageAfter: usage.tokens };
 	}
-	const commit = commitCandidates(input, candidates, thinking, ageEnd > 0 ? staleOf(0) : stale);
+	// The fixed ladder folds every candidate; the priced rule those from the event's cut on.
+	const fromMessage = fixed === null && decision.fire ? (groups[decision.event.from]?.messageIndex ?? 0) : 0;
+	const chosen = candidates.filter((c) => c.messageIndex >= fromMessage);
+	const commit = commitCandidates(input, chosen, thinking, ageEnd > 0 ? staleOf(0) : stale);
 	const committed = commit.blocks.length + commit.inputs.length;
 	if (committed === 0) return { ...base, state: "accumulating", layer: null, usageAfter: usage.tokens };
 
@@ -144,12 +229,16 @@ export function planFold(input: PlanInput): FoldPlan {
 		type: "layer",
 		v: FOLD_STATE_VERSION,
 		seq: (lastLayer?.seq ?? 0) + 1,
-		reason: decision.reason,
+		// An older release drops a layer whose reason it does not know: the rule's own reason goes in `decision`.
+		reason:
+			fixed?.reason ??
+			(decision.fire && decision.reason === "budget" ? "budget" : lastLayer === undefined ? "threshold" : "step"),
 		lastResponseAt: frozen.lastOkAt,
 		usageBefore: usage.tokens,
 		usageAfter,
 		blocks: commit.blocks,
 		...inputsField(commit.inputs),
+		...(fixed === null && decision.fire && { decision: decisionRecord(decision, base.pricing.prices, rates, cold) }),
 	};
 	return {
 		...base,
@@ -157,7 +246,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		state: "fold",
 		layer,
 		usageAfter,
-		mass: Math.max(0, commit.leftover),
+		mass: Math.max(0, commit.leftover + mass - sumMass(chosen)),
 		maskedBlocks: frozen.maskedBlocks + committed,
 		maskedTokens: frozen.maskedTokens + commit.saved,
 	};
@@ -447,4 +536,89 @@ function kindMatches(masked: MaskedBlock, role: string, kind: string): boolean {
 	return masked.kind === "toolResult"
 		? role === "toolResult" && kind === "text"
 		: role === "assistant" && kind === "thinking";
+}
+
+/** The mass the chosen candidates carry, as selectCandidates counted it. */
+function sumMass(chosen: readonly Candidate[]): number {
+	let m = 0;
+	for (const c of chosen) m += c.tokens - (c.input !== undefined ? INPUT_DIGEST_TOKEN_ESTIMATE : DIGEST_TOKEN_ESTIMATE);
+	return m;
+}
+
+/** Tokens of the prompt the previous request sent (and the provider cached): every message before the newest response. */
+function cachedEnd(frozen: FrozenPass): number {
+	let t = 0;
+	for (let i = 0; i < frozen.lastOk; i++) t += frozen.tokensPerMessage[i] ?? 0;
+	return t;
+}
+
+/**
+ * The candidates grouped by message, with the price facts of each group: the token offset where it
+ * starts, what it frees, and the rent already paid on it. A block's rent counts the requests sent
+ * since it left the protected tail (before that it could not fold): each successful response whose
+ * request held at least `tail` tokens after the block's message. A stale block inside the tail
+ * (foldable only because something replaced it) has paid no rent yet.
+ */
+function priceGroups(
+	messages: readonly ViewMessage[],
+	frozen: FrozenPass,
+	candidates: readonly Candidate[],
+	tail: number,
+	ageEnd: number,
+): PricedGroup[] {
+	if (candidates.length === 0) return [];
+	const n = messages.length;
+	// cum[i]: tokens before message i. responses: indices of successful responses, ascending.
+	const cum = new Array<number>(n + 1);
+	cum[0] = 0;
+	const responses: number[] = [];
+	for (let i = 0; i < n; i++) {
+		cum[i + 1] = (cum[i] as number) + (frozen.tokensPerMessage[i] ?? 0);
+		if (isSuccessfulResponse(messages[i] as ViewMessage)) responses.push(i);
+	}
+	const groups: PricedGroup[] = [];
+	for (const c of candidates) {
+		const freed = c.tokens - (c.input !== undefined ? INPUT_DIGEST_TOKEN_ESTIMATE : DIGEST_TOKEN_ESTIMATE);
+		let g = groups[groups.length - 1];
+		if (g === undefined || g.messageIndex !== c.messageIndex) {
+			g = { messageIndex: c.messageIndex, offset: cum[c.messageIndex] as number, freed: 0, rentTokens: 0 };
+			groups.push(g);
+		}
+		g.freed += freed;
+		if (c.messageIndex < ageEnd) g.rentTokens += freed * requestsSinceFoldable(cum, responses, c.messageIndex, tail);
+	}
+	return groups;
+}
+
+/** Successful responses whose request held at least `tail` tokens after message `i` (binary search over `responses`). */
+function requestsSinceFoldable(cum: readonly number[], responses: readonly number[], i: number, tail: number): number {
+	const need = (cum[i + 1] as number) + tail;
+	let lo = 0;
+	let hi = responses.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		const e = responses[mid] as number;
+		// The request answered by the response at e held the messages before e.
+		if (e > i && (cum[e] as number) >= need) hi = mid;
+		else lo = mid + 1;
+	}
+	return responses.length - lo;
+}
+
+function decisionRecord(
+	decision: Extract<PricedDecision, { fire: true }>,
+	prices: Prices,
+	rates: RelativeRates,
+	cold: ColdReason | null,
+): FoldDecisionRecord {
+	return {
+		v: 1,
+		rule: decision.reason,
+		...(cold !== null && decision.reason === "cold" && { cold }),
+		prices: { input: prices.input, output: prices.output, cacheRead: prices.cacheRead, cacheWrite: prices.cacheWrite },
+		basis: rates.basis,
+		rewrite: Math.round(decision.event.rewrite),
+		payback: Math.round(decision.event.payback),
+		rent: Math.round(decision.event.rent),
+	};
 }

@@ -50,6 +50,11 @@ export interface Settings {
 	providerCacheIdleMinutes: Record<string, number | null>;
 	confirmColdPrompt: boolean;
 	recallTokens: number;
+	/**
+	 * The fold points were set by hand (foldAt, foldStep or coldFoldAt, in the environment or the
+	 * settings file): the fixed ladder (policy/fixed.ts) decides instead of the priced rule.
+	 */
+	fixedFolds: boolean;
 }
 
 export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
@@ -65,9 +70,10 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
 	providerCacheIdleMinutes: Object.freeze({}) as Record<string, number | null>,
 	confirmColdPrompt: false,
 	recallTokens: DEFAULT_RECALL_TOKENS,
+	fixedFolds: false,
 });
 
-type ScalarKey = Exclude<keyof Settings, "providerCacheIdleMinutes">;
+type ScalarKey = Exclude<keyof Settings, "providerCacheIdleMinutes" | "fixedFolds">;
 
 export interface KnobSpec {
 	key: ScalarKey;
@@ -309,8 +315,12 @@ export function resolveSettings(input: {
 			}
 		}
 	}
+	settings.fixedFolds = FIXED_FOLD_KNOBS.some((k) => sources[k] !== "default");
 	return { settings, sources, shadowed, warnings };
 }
+
+/** Knobs that, once set by hand, pin the fold points (see Settings.fixedFolds). */
+export const FIXED_FOLD_KNOBS: readonly ScalarKey[] = ["foldAt", "foldStep", "coldFoldAt"];
 
 /** The idle interval that applies to a provider: env beats provider override beats global. */
 export function idleMinutesFor(resolved: ResolvedSettings, provider: string | undefined): number | null {

@@ -1,14 +1,15 @@
 /**
  * The footer line: one glanceable summary, rendered as a plain string.
- *   ⧉ context-fold ×3 · ~41k tok masked · next fold: 3.1k/9.6k maskable · cache avg 66%
+ *   ⧉ context-fold ×3 · ~41k tok masked · next fold in ~4 requests (old output has cost 3.1k of a 12k rewrite) · cache avg 66%
  */
 import { type AccountingReport, foldValue, type Prices } from "./accounting.ts";
 import type { FoldPlan } from "./plan.ts";
+import { type PricedEvent, requestsToPay } from "./policy/price.ts";
 import { formatTokens } from "./tokens.ts";
 import { formatDollars, plural } from "./wording.ts";
 
 export interface FooterInput {
-	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens">;
+	plan: Pick<FoldPlan, "state" | "fixed" | "pricing" | "mass" | "geometry" | "maskedTokens">;
 	/** Fold events committed on the active branch. */
 	events: number;
 	/** Whole-session cache hit ratio in [0,1], or null when no response reported usage. */
@@ -32,16 +33,52 @@ export function renderFooter(input: FooterInput): string {
 	return parts.join(" · ");
 }
 
-/** The ladder's trigger gauge: whichever fold condition is binding right now. */
+/** What the next fold waits for, in plain words (the fixed ladder: its threshold or step). */
 export function renderGauge(
-	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry">,
+	plan: Pick<FoldPlan, "state" | "fixed" | "pricing" | "mass" | "geometry">,
 	thresholdFraction?: number,
 ): string {
 	const g = plan.geometry;
 	if (g === null) return "next fold: window unknown";
 	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
-	if (!plan.armed) return `next fold at ${Math.round((thresholdFraction ?? g.thresholdFraction) * 100)}% ctx`;
-	return `next fold: ${formatTokens(Math.min(plan.mass, g.step))}/${formatTokens(g.step)} maskable`;
+	const f = plan.fixed;
+	if (f !== null) {
+		if (!f.armed) return `next fold at ${Math.round((thresholdFraction ?? f.thresholdFraction) * 100)}% ctx`;
+		return `next fold: ${formatTokens(Math.min(plan.mass, f.step))}/${formatTokens(f.step)} maskable`;
+	}
+	const d = plan.pricing.decision;
+	if (d.fire) return `folded now (${FIRED[d.reason]})`;
+	if (d.best === null) return "next fold: nothing old enough to fold yet";
+	if (plan.pricing.cold !== null) return "next fold: at once (cache cold)";
+	return `next fold ${waitWords(d.best)}`;
+}
+
+const FIRED = {
+	rent: "re-reading old output had cost as much as the rewrite",
+	cold: "cache cold: the rewrite was free",
+	budget: "over the budget",
+} as const;
+
+/** How long a waiting event still waits, and for what. */
+function waitWords(e: PricedEvent): string {
+	const n = requestsToPay(e);
+	const what = `old output has cost ${formatTokens(Math.max(0, e.rent))} of a ${formatTokens(Math.max(0, e.rewrite))} rewrite`;
+	if (n === null) return `when the cache goes cold (${what})`;
+	return `in ~${plural(Math.max(1, n), "request")} (${what})`;
+}
+
+/**
+ * A fold's expected payback, in words: what its rewrite costs once, what it saves on every later
+ * request, and after how many requests it has paid for itself. Amounts are input-token equivalents;
+ * with `prices`, in dollars too.
+ */
+export function paybackWords(e: PricedEvent, prices?: Prices): string {
+	const dollars = (tokens: number) =>
+		prices !== undefined && prices.input > 0 ? ` (${formatDollars((tokens * prices.input) / 1e6)})` : "";
+	if (e.rewrite <= 0)
+		return `saves from the first request: ~${formatTokens(e.payback)} tok-eq${dollars(e.payback)} per request`;
+	const n = e.payback > 0 ? Math.ceil(e.rewrite / e.payback) : null;
+	return `rewrite ~${formatTokens(e.rewrite)} tok-eq${dollars(e.rewrite)} once, saves ~${formatTokens(e.payback)}${dollars(e.payback)} per later request${n === null ? "" : `: pays back after ${plural(n, "request")}`}`;
 }
 
 export interface StatusFlags {
@@ -65,7 +102,10 @@ export interface DueFold {
 }
 
 export interface StatusInput {
-	plan: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage"> | null;
+	plan: Pick<
+		FoldPlan,
+		"state" | "fixed" | "pricing" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage"
+	> | null;
 	/** When given, the position line names this fold instead of the gauge, so one set of numbers is shown. */
 	due?: DueFold | null;
 	events: number;
@@ -95,6 +135,17 @@ export function renderStatus(input: StatusInput): string {
 				? renderGauge(plan)
 				: `fold due on the next request (${due.reason}): ${plural(due.blocks, "block")}, ~${formatTokens(due.tokens)} tok`;
 		lines.push(`  position: usage ~${formatTokens(plan.usage.tokens)} ${plan.usage.source}${pct}; ${next}`);
+		if (plan.fixed !== null) lines.push("  rule: fixed fold points (foldAt/foldStep/coldFoldAt set by hand)");
+		else {
+			const d = plan.pricing.decision;
+			const event = d.fire ? d.event : d.best;
+			const basis =
+				plan.pricing.rates.basis === "ratios"
+					? "the model declares no prices: decided in tokens with Anthropic's read/write ratios"
+					: `read ${plan.pricing.rates.read.toFixed(2)}×, write ${plan.pricing.rates.write.toFixed(2)}× the input price`;
+			lines.push(`  rule: priced (${basis}${plan.pricing.cold === null ? "" : `; cache cold: ${plan.pricing.cold}`})`);
+			if (event !== null) lines.push(`  payback: ${paybackWords(event, input.prices)}`);
+		}
 	}
 	const last = a.perTurn.at(-1);
 	lines.push(

@@ -280,7 +280,7 @@ describe("superseded and duplicate blocks in planFold", () => {
 		b.call("read", { path: "a.ts" }, big("v2"));
 		b.answer().user("next");
 		const high = plan(b.view(), emptyIndex(), { settings: { ...inTail, foldAt: 0.9, coldFoldAt: 0.9 } });
-		expect(high.state).toBe("below-threshold");
+		expect(high.state).toBe("accumulating");
 		expect(high.layer).toBeNull();
 		expect(high.mass).toBeGreaterThan(0);
 	});

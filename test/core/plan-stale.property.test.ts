@@ -15,7 +15,7 @@ import { findStaleBlocks, type ToolEvent } from "../../src/core/policy/supersede
 import { buildView, type PiMessage } from "../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
 import { protectedTailStart } from "../../src/core/usage.ts";
-import { filler, sha256, T0 } from "../helpers/session.ts";
+import { FIXED_SETTINGS, filler, sha256, T0 } from "../helpers/session.ts";
 
 const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 150);
 
@@ -66,7 +66,7 @@ const settingsArb: fc.Arbitrary<Settings> = fc
 		foldStep: fc.constantFrom(0.001, 0.02, 0.1),
 		tail: fc.constantFrom(0, 2_000, 20_000, 200_000),
 	})
-	.map((s) => ({ ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {}, foldAt: 0.01, coldFoldAt: 0.01, ...s }));
+	.map((s) => ({ ...FIXED_SETTINGS, foldAt: 0.01, coldFoldAt: 0.01, ...s }));
 
 const WINDOW = 400_000;
 

@@ -5,9 +5,19 @@ import { planFold } from "../../src/core/plan.ts";
 import { MIN_FOLD_TOKENS } from "../../src/core/policy/select.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
 import { protectedTailStart } from "../../src/core/usage.ts";
-import { assistantCall, filler, runGrowth, sha256, T0, toolResult, user, viewTokens } from "../helpers/session.ts";
+import {
+	assistantCall,
+	FIXED_SETTINGS,
+	filler,
+	runGrowth,
+	sha256,
+	T0,
+	toolResult,
+	user,
+	viewTokens,
+} from "../helpers/session.ts";
 
-const S: Settings = { ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} };
+const S: Settings = FIXED_SETTINGS;
 
 describe("the ladder in a growing tool chain", () => {
 	const window = 100_000;
@@ -112,7 +122,7 @@ describe("the ladder in a growing tool chain", () => {
 		const firstCold = cold.plans.findIndex((p) => p.layer !== null);
 		expect(firstCold).toBeGreaterThan(0);
 		expect(firstCold < firstWarm || firstWarm === -1).toBe(true);
-		expect(cold.plans[firstCold]?.geometry?.cold).toBe(true);
+		expect(cold.plans[firstCold]?.fixed?.thresholdFraction).toBe(S.coldFoldAt);
 		expect(cold.plans[firstCold]?.usage.tokens).toBeGreaterThanOrEqual(S.coldFoldAt * window);
 		expect(cold.plans[firstCold]?.usage.tokens).toBeLessThan(S.foldAt * window);
 		expect(warm.plans[firstWarm]?.usage.tokens).toBeGreaterThanOrEqual(S.foldAt * window);

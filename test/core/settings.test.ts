@@ -37,8 +37,18 @@ describe("resolveSettings", () => {
 			providerCacheIdleMinutes: {},
 			confirmColdPrompt: true,
 			recallTokens: 2000,
+			fixedFolds: true,
 		});
 		expect(KNOBS.map((k) => k.env).sort()).toEqual(Object.keys(env).sort());
+	});
+	test("fold points set by hand (environment or file) pin the fixed ladder; unset, the rule is priced", () => {
+		expect(resolveSettings({ env: {} }).settings.fixedFolds).toBe(false);
+		expect(resolveSettings({ env: { CONTEXTFOLD_TAIL: "1000" } }).settings.fixedFolds).toBe(false);
+		for (const name of ["CONTEXTFOLD_FOLD_AT", "CONTEXTFOLD_FOLD_STEP", "CONTEXTFOLD_COLD_FOLD_AT"])
+			expect(resolveSettings({ env: { [name]: "0.2" } }).settings.fixedFolds).toBe(true);
+		expect(resolveSettings({ env: {}, file: { foldStep: 0.1 } }).settings.fixedFolds).toBe(true);
+		// An invalid value is not a setting: the rule stays priced.
+		expect(resolveSettings({ env: { CONTEXTFOLD_FOLD_AT: "abc" } }).settings.fixedFolds).toBe(false);
 	});
 	test.each([
 		["CONTEXTFOLD_FOLD_AT", "abc"],

@@ -1,17 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { accountSession } from "../../src/core/accounting.ts";
 import type { FoldPlan } from "../../src/core/plan.ts";
-import { ladderGeometry } from "../../src/core/policy/ladder.ts";
+import { foldGeometry } from "../../src/core/policy/geometry.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { RECALL_CHURN, renderFooter, renderGauge, renderStatus, statusFlags } from "../../src/core/status.ts";
 import { runGrowth } from "../helpers/session.ts";
 
 // Fixed knobs (not the defaults), so these golden strings do not move when a default is retuned.
-const geometry = ladderGeometry(
-	{ ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {}, foldAt: 0.45, foldStep: 0.12 },
-	80_000,
-	true,
-);
+const geometry = foldGeometry({ ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} }, 80_000);
+// The fixed ladder with foldAt 0.45 and foldStep 0.12 on 80k: entry 36k, step 9.6k.
+const fixed = { threshold: 36_000, thresholdFraction: 0.45, step: 9_600, armed: true };
 const plan = (over: Partial<FoldPlan>): FoldPlan =>
 	({
 		type: "fold-plan",
@@ -21,7 +19,7 @@ const plan = (over: Partial<FoldPlan>): FoldPlan =>
 		usage: { tokens: 30_000, source: "reported" },
 		usageAfter: 30_000,
 		geometry,
-		armed: true,
+		fixed,
 		mass: 3_100,
 		maskedBlocks: 12,
 		maskedTokens: 41_000,
@@ -31,7 +29,7 @@ const plan = (over: Partial<FoldPlan>): FoldPlan =>
 describe("footer", () => {
 	test.each([
 		[
-			plan({ armed: false, state: "below-threshold" }),
+			plan({ fixed: { ...fixed, armed: false } }),
 			"⧉ context-fold ×3 · ~41k tok masked · next fold at 45% ctx · cache avg 66%",
 		],
 		[plan({}), "⧉ context-fold ×3 · ~41k tok masked · next fold: 3.1k/9.6k maskable · cache avg 66%"],
@@ -46,7 +44,7 @@ describe("footer", () => {
 	test("no usage yet, flags, and a threshold that changed since the plan", () => {
 		expect(
 			renderFooter({
-				plan: plan({ armed: false }),
+				plan: plan({ fixed: { ...fixed, armed: false } }),
 				events: 0,
 				cacheAvg: null,
 				flags: ["⚠ fold not on wire"],

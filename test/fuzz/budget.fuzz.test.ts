@@ -10,7 +10,7 @@ import { type AccountingEvent, accountSession, costOf, foldValue, PRICE_PRESETS 
 import type { ViewMessage } from "../../src/core/blocks.ts";
 import { emptyIndex } from "../../src/core/layers.ts";
 import { planFold } from "../../src/core/plan.ts";
-import { ladderGeometry } from "../../src/core/policy/ladder.ts";
+import { foldGeometry } from "../../src/core/policy/geometry.ts";
 import { resolveSettings } from "../../src/core/settings.ts";
 import { renderFooter, renderStatus } from "../../src/core/status.ts";
 import type { Usage } from "../../src/core/tokens.ts";
@@ -134,7 +134,7 @@ describe("fuzz: budget math", () => {
 								blocks: plan.layer.blocks.map((b) => [b.tokens, b.chars, b.bytes, b.lines]),
 							},
 						});
-						const g = ladderGeometry(settings, window, everCacheRead);
+						const g = foldGeometry(settings, window);
 						if (g !== null) checkFinite("geometry", g);
 						const footer = renderFooter({ plan, events: plan.layer ? 1 : 0, cacheAvg: null });
 						noBrokenNumbers("footer", footer);

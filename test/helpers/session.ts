@@ -15,9 +15,23 @@ export const sha256: Hash = (text) => createHash("sha256").update(text, "utf8").
 export const T0 = Date.UTC(2025, 0, 1);
 
 /** Fold at the first chance: a tiny threshold and step, no protected tail. */
-export const EAGER_SETTINGS: Settings = {
+/**
+ * The fold points 0.1.0 shipped with, pinned by hand (the fixed ladder, policy/fixed.ts). Tests of
+ * fold mechanics (what a fold does, recall, restarts) pin them so that folds come at known requests;
+ * the priced rule that decides by default has its own tests (test/core/price.test.ts and the e2e
+ * priced-rule tests).
+ */
+export const FIXED_SETTINGS: Settings = {
 	...DEFAULT_SETTINGS,
 	providerCacheIdleMinutes: {},
+	foldAt: 0.3,
+	foldStep: 0.06,
+	coldFoldAt: 0.25,
+	fixedFolds: true,
+};
+
+export const EAGER_SETTINGS: Settings = {
+	...FIXED_SETTINGS,
 	foldAt: 0.01,
 	coldFoldAt: 0.01,
 	foldStep: 0.001,
@@ -106,7 +120,7 @@ export function runGrowth(opts: {
 	systemTokens?: number;
 	errorEvery?: number;
 }): GrowthRun {
-	const settings: Settings = { ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {}, ...opts.settings };
+	const settings: Settings = { ...FIXED_SETTINGS, ...opts.settings };
 	const index = emptyIndex();
 	const view: ViewMessage[] = [user("u0", "please fix the build", T0)];
 	const plans: FoldPlan[] = [];

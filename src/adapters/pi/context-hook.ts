@@ -4,10 +4,12 @@
  * this request's folding, never the request.
  */
 import { chmodSync, writeFileSync } from "node:fs";
+import type { PriceSchedule } from "../../core/accounting.ts";
 import type { ViewMessage } from "../../core/blocks.ts";
 import { valueAt } from "../../core/inputs.ts";
 import { layerMasks } from "../../core/layers.ts";
 import { type FoldPlan, planFold, type Substitution } from "../../core/plan.ts";
+import type { ColdReason } from "../../core/policy/price.ts";
 import { buildView, type PiEntry, type PiMessage } from "../../core/session/view.ts";
 import type { Settings } from "../../core/settings.ts";
 import { thinkingPolicyFor } from "../../core/thinking-policy.ts";
@@ -29,6 +31,10 @@ export interface HookDeps {
 	foldInputs?(): boolean;
 	/** The session's working directory (its header's), for the superseded rules' paths. */
 	cwd?(): string | undefined;
+	/** The model's prices ($/Mtok, with tiers); null when it declares none (see policy/price.ts). */
+	prices?(): PriceSchedule | null;
+	/** Why the cached prefix is gone for this request (see core/cache-life.ts), or null. */
+	cold?(messages: readonly PiMessage[]): ColdReason | null;
 	/** Persist a fold record; throws when the session cannot take it. */
 	persist(record: NonNullable<FoldPlan["layer"]>): void;
 	/** Test seam: make a named stage fail on purpose. */
@@ -90,6 +96,8 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		settings: deps.settings,
 		window: deps.contextWindow(),
 		everCacheRead: deps.state.everCacheRead,
+		prices: deps.prices?.() ?? null,
+		cold: deps.cold?.(messages) ?? null,
 		hash: sha256,
 		thinking: thinkingPolicyFor(deps.modelApi?.()),
 		// Never fold what recall could not serve: the text must be the session's, and the session file

@@ -6,6 +6,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { layerMasks } from "../../core/layers.ts";
+import type { FoldPlan } from "../../core/plan.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { agentDir } from "../../store/paths.ts";
 import type { HookOutcome } from "./context-hook.ts";
@@ -40,7 +41,7 @@ export function requestLine(rt: Runtime, outcome: HookOutcome): string {
 	const fold = p.layer
 		? ` fold#${p.layer.seq} blocks=${layerMasks(p.layer).length} after=${formatTokens(p.usageAfter)}`
 		: "";
-	return `[context-fold] req=${rt.requests} usage=${formatTokens(p.usage.tokens)}${g ? `/${formatTokens(g.window)}` : ""} (${p.usage.source}) state=${p.state}${fold} mass=${formatTokens(p.mass)}${g ? `/${formatTokens(g.step)}` : ""} masked=${p.maskedBlocks} ~${formatTokens(p.maskedTokens)} layers=${state.index.layers.length} cacheAvg=${fmtRatio(state.cacheAvg())} held=${state.index.byCode.size} views=${state.views.size} facts=${state.facts.size} hook=${outcome.ms.toFixed(2)}ms${stagesText(outcome)}${footprintText(rt)}`;
+	return `[context-fold] req=${rt.requests} usage=${formatTokens(p.usage.tokens)}${g ? `/${formatTokens(g.window)}` : ""} (${p.usage.source}) state=${p.state}${fold} mass=${formatTokens(p.mass)}${pricedText(p)} masked=${p.maskedBlocks} ~${formatTokens(p.maskedTokens)} layers=${state.index.layers.length} cacheAvg=${fmtRatio(state.cacheAvg())} held=${state.index.byCode.size} views=${state.views.size} facts=${state.facts.size} hook=${outcome.ms.toFixed(2)}ms${stagesText(outcome)}${footprintText(rt)}`;
 }
 
 /** Milliseconds per stage of the hook (sync, view, plan, persist, apply). */
@@ -67,4 +68,13 @@ function fmtRatio(r: number | null): string {
 function isOffValue(v: string): boolean {
 	const s = v.trim().toLowerCase();
 	return s === "" || s === "0" || s === "off" || s === "false";
+}
+
+/** The priced rule's numbers for this request (rent against rewrite, tok-eq), or the fixed ladder's step. */
+function pricedText(p: FoldPlan): string {
+	if (p.fixed !== null) return `/${formatTokens(p.fixed.step)}`;
+	const d = p.pricing.decision;
+	const e = d.fire ? d.event : d.best;
+	const cold = p.pricing.cold === null ? "" : ` cold=${p.pricing.cold}`;
+	return e === null ? cold : ` rent=${formatTokens(e.rent)}/${formatTokens(Math.max(0, e.rewrite))}${cold}`;
 }

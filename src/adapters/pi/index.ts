@@ -152,6 +152,8 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				// CONTEXTFOLD_TEST_NO_INPUTS=1: a test seam (the economics benchmark's arm without input folds).
 				foldInputs: () => env.CONTEXTFOLD_TEST_NO_INPUTS !== "1" && inputsAllowed(rt, ctx),
 				cwd: () => sessionCwd(ctx),
+				prices: () => rt.pricesOf(ctx),
+				cold: (sent) => rt.coldFor(ctx, sent),
 				persist: (layer: FrozenLayer) => rt.pi.appendEntry(FOLD_ENTRY_TYPE, layer),
 				fault,
 				dumpPath,

@@ -3,10 +3,13 @@
  * the tools, the commands and the advisories. Everything here is rebuilt on session_start.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { Prices } from "../../core/accounting.ts";
+import type { PriceSchedule, Prices } from "../../core/accounting.ts";
+import { cacheLifetimeMs, coldReason, recentResponses, scheduleOf } from "../../core/cache-life.ts";
 import type { FoldPlan } from "../../core/plan.ts";
+import type { ColdReason } from "../../core/policy/price.ts";
 import { modelKey } from "../../core/session/branch-state.ts";
 import { contextOf, previewPlan } from "../../core/session/preview.ts";
+import type { PiMessage } from "../../core/session/view.ts";
 import type { ResolvedSettings } from "../../core/settings.ts";
 import { renderFooter, renderStatus, statusFlags } from "../../core/status.ts";
 import { sha256 } from "../../store/hash.ts";
@@ -65,18 +68,46 @@ export class Runtime {
 		return this.clock.now();
 	}
 
+	/** The model's prices as Pi declares them ($/Mtok, with tiers), or null. */
+	pricesOf(ctx: ExtensionContext): PriceSchedule | null {
+		return scheduleOf((ctx.model as { cost?: unknown } | undefined)?.cost);
+	}
+
+	/** Why the cached prefix is gone for a request to ctx.model with these messages (core/cache-life.ts), or null. */
+	coldFor(ctx: ExtensionContext, messages: readonly PiMessage[]): ColdReason | null {
+		const model = ctx.model;
+		const { recent, lastAt } = recentResponses(messages);
+		const warm = this.state.branch.lastWarmAt;
+		const times: number[] = [];
+		if (lastAt !== null) times.push(this.clock.at(lastAt));
+		if (warm > 0) times.push(this.clock.at(warm));
+		return coldReason({
+			now: this.now(),
+			lastActivity: times.length === 0 ? null : Math.max(...times),
+			lifetimeMs: cacheLifetimeMs(
+				this.env.PI_CACHE_RETENTION,
+				(model as { promptCache?: { short?: number; long?: number } } | undefined)?.promptCache,
+			),
+			recent,
+			request: { provider: model?.provider, model: model?.id },
+		});
+	}
+
 	/** What the next request would look like, planned but not committed. Null when it cannot be built. */
 	previewPlan(ctx: ExtensionContext): FoldPlan | null {
 		try {
 			if (!this.sync(ctx)) return null;
+			const messages = contextOf(branchOf(ctx.sessionManager), (iso) => Date.parse(iso));
 			return previewPlan({
-				messages: contextOf(branchOf(ctx.sessionManager), (iso) => Date.parse(iso)),
+				messages,
 				branch: this.state.branch,
 				settings: this.settings,
 				window: ctx.model?.contextWindow,
 				api: ctx.model?.api,
 				model: modelKey(ctx.model?.provider, ctx.model?.id),
 				cwd: sessionCwd(ctx),
+				prices: this.pricesOf(ctx),
+				cold: this.coldFor(ctx, messages),
 				hash: sha256,
 			});
 		} catch {

@@ -138,7 +138,7 @@ function describe(info: SessionInfo, models: ModelsFile): SessionRow {
 		const last = replay.lastAssistant;
 		const provider = typeof last?.provider === "string" ? last.provider : null;
 		const model = typeof last?.model === "string" ? last.model : null;
-		const prices = pricesFor(provider, models.models.get(`${provider}/${model}`));
+		const prices = pricesFor(provider, models.models.get(`${provider}/${model}`), undefined, model);
 		return {
 			...base,
 			requests: replay.responses,

@@ -18,7 +18,7 @@ import { boolFlag, intFlag, stringFlag } from "../args.ts";
 import { type CommandContext, remark } from "../context.ts";
 import { CliError, usageError } from "../errors.ts";
 import { println } from "../io.ts";
-import { presetForProvider } from "../prices.ts";
+import { pricesFor as modelPrices, presetForProvider } from "../prices.ts";
 import { type LoadedSession, loadSession } from "../session-load.ts";
 import { chooseSession, resolveSessionArgs } from "../session-pick.ts";
 import { renderTextChart } from "../simulate-chart.ts";
@@ -149,6 +149,10 @@ function simulateOne(ctx: CommandContext, path: string, p: SimulateParams): Simu
 		parseTime: parseIsoTime,
 		sessionFile: loaded.file.path,
 		...(typeof loaded.file.header?.cwd === "string" && { cwd: loaded.file.header.cwd }),
+		// The fold rule is priced as the extension prices it: the prices each request's model declares.
+		pricesFor: (provider, modelId) =>
+			modelPrices(provider, loaded.modelFacts(provider ?? undefined, modelId ?? undefined), p.price, modelId),
+		cacheLifetimeMs: p.ttl === "1h" ? 3_600_000 : 300_000,
 	});
 	// Name the model most requests went to; the window is per request, this is for the reader.
 	const [name, main] = [...used].sort((a, b) => b[1].n - a[1].n)[0] ?? [

@@ -5,8 +5,11 @@
  * so it reads the same in both places.
  */
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
+import { cacheLifetimeMs, coldReason, recentResponses } from "../../core/cache-life.ts";
 import { layerMasks } from "../../core/layers.ts";
+import { lookupModel } from "../../core/model-catalog.ts";
 import type { FoldPlan } from "../../core/plan.ts";
+import type { ColdReason } from "../../core/policy/price.ts";
 import { FOLD_ENTRY_TYPE, modelKey } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
 import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
@@ -127,7 +130,10 @@ interface StatusFacts {
 	source: WindowSource;
 	plan: FoldPlan;
 	/** The plan as the session records it: without the fold the next request would make. */
-	shown: Pick<FoldPlan, "state" | "armed" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage">;
+	shown: Pick<
+		FoldPlan,
+		"state" | "fixed" | "pricing" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage"
+	>;
 	due: { reason: string; blocks: number; tokens: number } | null;
 	accounting: AccountingReport;
 	prices: (Prices & { source: string }) | null;
@@ -142,6 +148,7 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 	const provider = typeof last?.provider === "string" ? last.provider : null;
 	const model = typeof last?.model === "string" ? last.model : null;
 	const { window, source } = loaded.windowFor(provider ?? undefined, model ?? undefined);
+	const prices = pricesFor(provider, loaded.modelFacts(provider ?? undefined, model ?? undefined), price, model);
 	// The next request as Pi would send it now (without the next prompt), planned but not committed.
 	const plan = previewPlan({
 		messages: replay.context.messages,
@@ -151,6 +158,8 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 		api: typeof last?.api === "string" ? last.api : undefined,
 		model: modelKey(provider, model),
 		cwd: loaded.file.header?.cwd ?? null,
+		prices,
+		cold: coldNow(loaded, provider, model),
 		hash: sha256,
 	});
 	const a = replay.accounting();
@@ -182,7 +191,7 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 		shown,
 		due: pending === null ? null : { reason: pending.reason, blocks: layerMasks(pending).length, tokens: saved },
 		accounting: a,
-		prices: pricesFor(provider, loaded.modelFacts(provider ?? undefined, model ?? undefined), price),
+		prices,
 		flags,
 		advisories: advise(ctx, loaded, plan, a, provider),
 	};
@@ -235,11 +244,11 @@ function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts
 			usage: plan.usage.tokens,
 			usageSource: plan.usage.source,
 			state: plan.state,
-			armed: plan.armed,
+			armed: plan.fixed === null ? plan.geometry !== null : plan.fixed.armed,
 			mass: shown.mass,
 			budget: g?.budget ?? null,
-			threshold: g?.threshold ?? null,
-			step: g?.step ?? null,
+			threshold: plan.fixed?.threshold ?? null,
+			step: plan.fixed?.step ?? null,
 			pendingFold: f.due,
 		},
 		folds: {
@@ -274,4 +283,21 @@ function invalidNote(n: number): string[] {
 		: [
 				`note: ${plural(n, `${FOLD_ENTRY_TYPE} record`)} in the session failed validation and ${n === 1 ? "was" : "were"} ignored`,
 			];
+}
+
+/** Whether the cache is cold for a request sent now to the session's model (core/cache-life.ts). */
+function coldNow(loaded: LoadedSession, provider: string | null, model: string | null): ColdReason | null {
+	const { recent, lastAt } = recentResponses(loaded.replay.context.messages);
+	const last = Math.max(lastAt ?? 0, loaded.replay.lastWarmAt);
+	const hit = lookupModel(provider, model);
+	return coldReason({
+		now: Date.now(),
+		lastActivity: last > 0 ? last : null,
+		lifetimeMs: cacheLifetimeMs(process.env.PI_CACHE_RETENTION, hit?.entry.promptCache),
+		recent,
+		request: {
+			...(provider !== null && { provider }),
+			...(model !== null && { model }),
+		},
+	});
 }

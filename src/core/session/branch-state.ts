@@ -60,6 +60,8 @@ export class BranchState {
 	private readonly telemetry = new FoldTelemetry();
 	/** Timestamp of the newest response on the branch, any stop reason (the idle clock starts there). */
 	lastResponseAt = 0;
+	/** Time of the newest cache warm-up Pi recorded (1.6.0's `usage` entries); 0 without one. */
+	lastWarmAt = 0;
 	/** Fold records on the branch that failed validation (hand-edited, or from a newer version). */
 	invalidRecords = 0;
 	/**
@@ -100,7 +102,9 @@ export class BranchState {
 		}
 		if (entry.type === "usage") {
 			// Pi 0.86+ cache-warming refreshes: real provider traffic, never a user turn.
-			this.telemetry.countUsage(entry.usage as Partial<Usage> | undefined, entryTime(entry, this.parseTime), true);
+			const at = entryTime(entry, this.parseTime);
+			if (Number.isFinite(at)) this.lastWarmAt = Math.max(this.lastWarmAt, at);
+			this.telemetry.countUsage(entry.usage as Partial<Usage> | undefined, at, true);
 			return;
 		}
 		if (entry.type === "compaction") {

@@ -3,8 +3,10 @@
  * (without the next prompt) mapped to the core's view and planned against the branch's layers. The
  * extension's status and advisories and the CLI's `status` ask this one question the same way.
  */
+import type { PriceSchedule } from "../accounting.ts";
 import type { Hash } from "../digest.ts";
 import { type FoldPlan, planFold } from "../plan.ts";
+import type { ColdReason } from "../policy/price.ts";
 import type { Settings } from "../settings.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
 import type { BranchState } from "./branch-state.ts";
@@ -24,6 +26,10 @@ export interface PreviewInput {
 	model?: string;
 	/** The session's working directory, for the superseded rules' paths. */
 	cwd?: string | null;
+	/** The model's prices ($/Mtok, with tiers); null or absent: none declared (decided in tokens). */
+	prices?: PriceSchedule | null;
+	/** Why the cache is cold for the next request, or null. */
+	cold?: ColdReason | null;
 	hash: Hash;
 }
 
@@ -39,6 +45,8 @@ export function previewPlan(input: PreviewInput): FoldPlan {
 		thinking: thinkingPolicyFor(input.api),
 		inputs: input.model === undefined || !branch.inputsRefused.has(input.model),
 		...(typeof input.cwd === "string" && { cwd: input.cwd }),
+		prices: input.prices ?? null,
+		cold: input.cold ?? null,
 	});
 }
 

@@ -1,3 +1,4 @@
+import type { PriceSchedule } from "../accounting.ts";
 import type { Hash } from "../digest.ts";
 import { addRecord, emptyIndex, type FrozenLayer, parseFoldRecord } from "../layers.ts";
 import type { FoldPlan } from "../plan.ts";
@@ -28,6 +29,10 @@ export interface ReplayInput {
 	sessionFile?: string | null;
 	/** The session's working directory (its header's), for the superseded rules' paths, as the extension passes it. */
 	cwd?: string;
+	/** The prices a request's model declares, as the extension would see them; null or absent: none (decided in tokens). */
+	pricesFor?(provider: string | null, model: string | null): PriceSchedule | null;
+	/** Prompt-cache lifetime in ms, for the cold-cache rule (default: Pi's short lifetime, 5 minutes). */
+	cacheLifetimeMs?: number;
 }
 
 export interface ReplayedFold {

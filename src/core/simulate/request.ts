@@ -5,8 +5,10 @@
  */
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
+import { cacheLifetimeMs, coldReason, recentResponses } from "../cache-life.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
+import type { ColdReason } from "../policy/price.ts";
 import { type BranchReplay, modelKey } from "../session/branch-state.ts";
 import { buildView, messageKey, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { ViewCache } from "../session/view-cache.ts";
@@ -76,7 +78,7 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		recordedCost: recorded.cost,
 		window: target.window ?? null,
 		budget: g?.budget ?? null,
-		threshold: g?.threshold ?? null,
+		threshold: p.fixed?.threshold ?? null,
 		state: p.state,
 		usage: p.usage.tokens,
 		usageSource: p.usage.source,
@@ -133,6 +135,8 @@ function planArm(
 			// As the extension does: no input folds for a model whose provider refused them.
 			inputs: !c.recorded.inputsRefused.has(modelKey(target.provider, target.model)),
 			...(c.input.cwd !== undefined && { cwd: c.input.cwd }),
+			prices: c.input.pricesFor?.(target.provider, target.model) ?? null,
+			cold: coldOf(c, target),
 		});
 	let view = c.views.arm === null ? baseView : viewOf(c, arm, c.views.arm);
 	let p = plan(view);
@@ -152,6 +156,23 @@ function planArm(
 		c.compactor?.onFold(p.layer, index.layers.at(-2), target.at ?? arm.lastResponseAt, view);
 	}
 	return { plan: p, view, armCompacted };
+}
+
+/** The cold-cache rule on the arm's own context, judged at the recorded request time (core/cache-life.ts). */
+function coldOf(c: ReplayState, target: Target): ColdReason | null {
+	const { recent, lastAt } = recentResponses(c.arm.context.messages);
+	const warm = c.arm.lastWarmAt;
+	const last = Math.max(lastAt ?? 0, warm);
+	return coldReason({
+		now: target.at,
+		lastActivity: last > 0 ? last : null,
+		lifetimeMs: c.input.cacheLifetimeMs ?? cacheLifetimeMs(undefined, null),
+		recent,
+		request: {
+			...(target.provider !== null && { provider: target.provider }),
+			...(target.model !== null && { model: target.model }),
+		},
+	});
 }
 
 interface RecordedUsage {

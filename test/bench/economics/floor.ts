@@ -15,7 +15,7 @@
 
 import { renderDigest } from "../../../src/core/digest.ts";
 import { findLongValues, renderInputDigest } from "../../../src/core/inputs.ts";
-import { ladderGeometry } from "../../../src/core/policy/ladder.ts";
+import { foldGeometry } from "../../../src/core/policy/geometry.ts";
 import { MIN_FOLD_TOKENS } from "../../../src/core/policy/select.ts";
 import { findStaleBlocks, type ToolEvent } from "../../../src/core/policy/superseded.ts";
 import { summarizeCall } from "../../../src/core/session/view.ts";
@@ -69,7 +69,7 @@ export class FloorTracker {
 	private readonly inputs: boolean;
 
 	constructor(window = WINDOW, options: { inputs?: boolean } = {}) {
-		this.tail = ladderGeometry(DEFAULT_SETTINGS, window, true)?.tail ?? DEFAULT_SETTINGS.tail;
+		this.tail = foldGeometry(DEFAULT_SETTINGS, window)?.tail ?? DEFAULT_SETTINGS.tail;
 		this.inputs = options.inputs !== false;
 	}
 

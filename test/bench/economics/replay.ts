@@ -71,7 +71,12 @@ export async function replayArm(o: ReplayOptions): Promise<ArmRun> {
 	});
 	const sandbox = createSandbox({
 		fakeUrl: model.url,
-		model: { contextWindow: o.window ?? WINDOW },
+		// The extension prices its folds with what the model declares: the billed prices and lifetime.
+		model: {
+			contextWindow: o.window ?? WINDOW,
+			cost: { ...o.billing.prices },
+			promptCache: { short: o.billing.lifetimeMs / 1000, long: o.billing.lifetimeMs / 1000 },
+		},
 		compaction: { enabled: o.arm.compaction, ...PI_COMPACTION },
 		env: o.arm.env,
 	});

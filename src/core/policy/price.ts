@@ -1,0 +1,162 @@
+/**
+ * The priced fold rule: when a fold event pays, in the model's own prices. Pure arithmetic; the
+ * planner (plan.ts) supplies the positions and sizes, the adapter and the CLI supply the prices.
+ *
+ * A fold event is an investment. It changes the prompt first at the oldest block it masks (the cut),
+ * so everything after the cut that the provider had cached is written again at the cache-write
+ * price instead of read at the cache-read price. In exchange, the tokens it frees are not read on
+ * any later request. All amounts here are in input-token equivalents: tokens times a rate relative
+ * to the uncached input price (read `r`, write `w`), so no amount depends on the currency or on
+ * the absolute price level.
+ *
+ * - Rewrite, once: `(L - F)·w - L·r`, where `L` is the cached prefix after the cut and `F` the
+ *   tokens the event frees (its digests taken off).
+ * - Payback, on every later request: `F·r`.
+ * - Rent, already paid: every request since a block became foldable re-read it at `r`. The rule
+ *   fires once the rent paid on the blocks of an event reaches that event's rewrite (rent or buy).
+ *   If the session ends right after a fold, the loss is the rewrite, which the rent already paid
+ *   equals: the rule never costs more than twice what the best choice made with hindsight would,
+ *   and never more than one rewrite per event against not folding at all.
+ * - A cold cache (the prefix is gone anyway) makes the rewrite free: fold everything at once.
+ * - Over the budget, a fold puts off a compaction (a full rewrite of what it keeps, and the live
+ *   context it drops), which outweighs any rewrite: fold at once if it frees enough to matter.
+ */
+import type { Prices } from "../accounting.ts";
+
+/** Rates relative to the uncached input price, and where they came from. */
+export interface RelativeRates {
+	/** Cache read per token (Anthropic 0.1; no cache 1). */
+	read: number;
+	/** Cache write per token (Anthropic 1.25; no write premium 1). */
+	write: number;
+	/** `model`: the model's own prices; `ratios`: it declares none, so a preset's ratios stand in (a decision in tokens). */
+	basis: "model" | "ratios";
+}
+
+/**
+ * The rates a decision uses. A model with an input price uses its own: a cache read of 0 means no
+ * cache discount (read = 1), a cache write of 0 means no write premium (write = 1). A model that
+ * declares no input price (custom models often declare zeros) is decided in tokens with `fallback`'s
+ * ratios.
+ */
+export function relativeRates(prices: Prices | null | undefined, fallback: Prices): RelativeRates {
+	const own = prices !== null && prices !== undefined && prices.input > 0;
+	const p = own ? prices : fallback;
+	return {
+		read: p.cacheRead > 0 ? Math.min(p.cacheRead / p.input, 1) : 1,
+		write: p.cacheWrite > 0 ? Math.max(p.cacheWrite / p.input, 1) : 1,
+		basis: own ? "model" : "ratios",
+	};
+}
+
+/** Why the cached prefix is taken to be gone, so that a rewrite costs nothing extra. */
+export type ColdReason =
+	/** Idle longer than the cache lifetime since the last response (or Pi's newest cache warm-up). */
+	| "idle"
+	/** The request goes to another model or provider than the last response came from. */
+	| "model-change"
+	/** The last response, on a large prompt, neither read nor wrote any cache: the provider caches nothing. */
+	| "uncached";
+
+/** One group of candidates: the blocks of one message. */
+export interface PricedGroup {
+	/** Message index (groups come in ascending order). */
+	messageIndex: number;
+	/** Tokens the cached prompt holds before this message (the cut if the event starts here). */
+	offset: number;
+	/** Tokens the group's blocks free, their digests already taken off. */
+	freed: number;
+	/** Rent already paid on the group: the sum over its blocks of tokens times the requests since it became foldable. */
+	rentTokens: number;
+}
+
+export interface PriceInput {
+	rates: RelativeRates;
+	groups: readonly PricedGroup[];
+	/** Tokens of the prompt the provider cached on the previous request (everything before the newest response). */
+	cachedEnd: number;
+	cold: ColdReason | null;
+	/** The context is over the budget. */
+	overBudget: boolean;
+	/** Over the budget, the least an event must free to be worth a rewrite. */
+	budgetMinFreed: number;
+	/**
+	 * Declaring the recall tools (when they are not declared yet) changes the prompt from this token
+	 * offset on (0 when it rebuilds the system prompt), and adds this many tokens.
+	 */
+	activation?: { from: number; tokens: number };
+}
+
+export interface PricedEvent {
+	/** Index into `groups` of the oldest group the event folds (every later group folds too). */
+	from: number;
+	freed: number;
+	/** The rewrite the event causes, in input-token equivalents (negative when it saves at once). */
+	rewrite: number;
+	/** What it saves on every later request, in input-token equivalents. */
+	payback: number;
+	/** Rent already paid on its blocks, in input-token equivalents. */
+	rent: number;
+}
+
+export type PricedDecision =
+	| { fire: true; reason: "cold" | "rent" | "budget"; event: PricedEvent }
+	/** Nothing fires: `best` is the event closest to paying (null without candidates). */
+	| { fire: false; best: PricedEvent | null };
+
+/** Price every event the candidates allow (one per possible cut) and pick the one the rule fires, if any. */
+export function decidePriced(input: PriceInput): PricedDecision {
+	const events = priceEvents(input);
+	if (events.length === 0) return { fire: false, best: null };
+	// The event starting at the oldest group frees the most.
+	const widest = events[0] as PricedEvent;
+	if (input.cold !== null && widest.freed > 0) return { fire: true, reason: "cold", event: widest };
+	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
+	// Of the events whose rent has reached their rewrite, the one that frees the most.
+	for (const e of events) if (e.freed > 0 && e.rent >= e.rewrite) return { fire: true, reason: "rent", event: e };
+	let best = widest;
+	for (const e of events) if (e.rent - e.rewrite > best.rent - best.rewrite) best = e;
+	return { fire: false, best };
+}
+
+function priceEvents(input: PriceInput): PricedEvent[] {
+	const { rates, groups } = input;
+	const events: PricedEvent[] = new Array(groups.length);
+	let freed = 0;
+	let rentTokens = 0;
+	for (let k = groups.length - 1; k >= 0; k--) {
+		const g = groups[k] as PricedGroup;
+		freed += g.freed;
+		rentTokens += g.rentTokens;
+		const cut = input.activation === undefined ? g.offset : Math.min(g.offset, input.activation.from);
+		const extraTokens = input.activation?.tokens ?? 0;
+		events[k] = {
+			from: k,
+			freed,
+			rewrite: rewriteCost(rates, input.cachedEnd - cut, freed, extraTokens, input.cold !== null),
+			payback: freed * rates.read,
+			rent: rentTokens * rates.read,
+		};
+	}
+	return events;
+}
+
+/**
+ * What an event costs beyond not folding, on the request that carries it: the cached segment after
+ * the cut (`span` tokens) goes out again, less what it frees plus what it adds (tool declarations), at the write rate,
+ * instead of being read. With the cache gone the segment is written either way, so only the change
+ * in size counts (negative: the event saves at once).
+ */
+export function rewriteCost(rates: RelativeRates, span: number, freed: number, added: number, cold: boolean): number {
+	const L = Math.max(0, span);
+	if (cold) return (added - freed) * rates.write;
+	return Math.max(0, L - freed + added) * rates.write - L * rates.read;
+}
+
+/** Requests until a waiting event's rent reaches its rewrite, at its current rate (null: never, or already). */
+export function requestsToPay(e: PricedEvent): number | null {
+	const short = e.rewrite - e.rent;
+	if (short <= 0) return 0;
+	if (e.payback <= 0) return null;
+	return Math.ceil(short / e.payback);
+}
