@@ -195,7 +195,7 @@ export function parseFoldRecord(data: unknown): FoldRecord | null {
 }
 
 const RULES = new Set(["rent", "cold", "budget"]);
-const COLD_REASONS = new Set(["idle", "model-change", "uncached"]);
+const COLD_REASONS = new Set(["idle", "model-change", "uncached", "tools"]);
 
 /** A recorded decision, or nothing when it is absent or malformed (it only informs status and simulate). */
 function decisionField(d: unknown): { decision?: FoldDecisionRecord } {

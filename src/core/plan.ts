@@ -33,6 +33,7 @@ import {
 	type PricedGroup,
 	type RelativeRates,
 	relativeRates,
+	requestsToPay,
 } from "./policy/price.ts";
 import {
 	type Candidate,
@@ -73,10 +74,13 @@ export interface PlanInput {
 	/** The cached prefix is known or very likely gone (the rewrite is free); null or absent: warm. */
 	cold?: ColdReason | null;
 	/**
-	 * The recall tools are not declared yet: declaring them changes the prompt from `from` (0 when it
-	 * rebuilds the system prompt) and adds `tokens`, which the first event pays for.
+	 * The recall tools are not declared yet (they are declared lazily, from the first fold on). The
+	 * first event pays for declaring them: `tokens` more on every request, and a rewrite of the whole
+	 * prefix where declaring rebuilds the system prompt (`rebuildsPrefix`), else of the tail only. A
+	 * fold that would fire now is held back (`toolsNeeded`): the tools take effect from the next
+	 * request, and no digest may reach the model before it can recall.
 	 */
-	activation?: { from: number; tokens: number };
+	tools?: { declared: false; rebuildsPrefix: boolean; tokens: number };
 	/** Any response in this session's recorded history reported a cache read (the fixed ladder's cold threshold). */
 	everCacheRead?: boolean;
 	hash: Hash;
@@ -117,6 +121,11 @@ export interface FoldPlan {
 	fixed: { threshold: number; thresholdFraction: number; step: number; armed: boolean } | null;
 	/** The priced decision: the rates it used, whether the cache is cold, and the event fired or closest to paying. */
 	pricing: { rates: RelativeRates; prices: Prices; cold: ColdReason | null; decision: PricedDecision };
+	/**
+	 * The recall tools are not declared and a fold is due now (`now`: it was held back) or very likely
+	 * on the next request (`soon`): declare them, so the next request can carry digests.
+	 */
+	toolsWanted: "now" | "soon" | null;
 	/** Estimated tokens a fold event could free now (the gauge's numerator). */
 	mass: number;
 	/** Blocks masked in this request's view and the tokens they save, all layers included. */
@@ -166,7 +175,12 @@ export function planFold(input: PlanInput): FoldPlan {
 		cold,
 		overBudget: geometry !== null && usage.tokens > geometry.budget,
 		budgetMinFreed: geometry?.budgetMinFreed ?? 0,
-		...(input.activation !== undefined && { activation: input.activation }),
+		...(input.tools !== undefined && {
+			activation: {
+				from: input.tools.rebuildsPrefix || groups.length === 0 ? 0 : cachedEnd(frozen),
+				tokens: input.tools.tokens,
+			},
+		}),
 	});
 	const lastLayer = index.layers[index.layers.length - 1];
 	const fixed =
@@ -201,11 +215,13 @@ export function planFold(input: PlanInput): FoldPlan {
 			cold,
 			decision,
 		},
+		toolsWanted: fixed === null ? toolsWanted(input, decision) : input.tools !== undefined && fixed.fire ? "now" : null,
 		mass: Math.max(0, mass),
 		maskedBlocks: frozen.maskedBlocks,
 		maskedTokens: frozen.maskedTokens,
 	};
-	const fires = fixed === null ? decision.fire : fixed.fire;
+	// Without the recall tools declared, nothing folds: the event waits one request for them.
+	const fires = (fixed === null ? decision.fire : fixed.fire) && input.tools === undefined;
 	if (!fires || candidates.length === 0) {
 		const state: PlanState =
 			geometry === null
@@ -621,4 +637,13 @@ function decisionRecord(
 		payback: Math.round(decision.event.payback),
 		rent: Math.round(decision.event.rent),
 	};
+}
+
+/** Whether to declare the recall tools now (see FoldPlan.toolsWanted). */
+function toolsWanted(input: PlanInput, decision: PricedDecision): FoldPlan["toolsWanted"] {
+	if (input.tools === undefined) return null;
+	if (decision.fire) return "now";
+	if (decision.best === null) return null;
+	const n = requestsToPay(decision.best);
+	return n !== null && n <= 1 ? "soon" : null;
 }

@@ -13,7 +13,7 @@ import { addRecord, emptyIndex, layerMasks } from "../../src/core/layers.ts";
 import { applyFrozenLayers, planFold } from "../../src/core/plan.ts";
 import { findStaleBlocks, type ToolEvent } from "../../src/core/policy/superseded.ts";
 import { buildView, type PiMessage } from "../../src/core/session/view.ts";
-import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
+import type { Settings } from "../../src/core/settings.ts";
 import { protectedTailStart } from "../../src/core/usage.ts";
 import { FIXED_SETTINGS, filler, sha256, T0 } from "../helpers/session.ts";
 

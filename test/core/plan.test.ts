@@ -3,7 +3,7 @@ import type { ViewMessage } from "../../src/core/blocks.ts";
 import { addRecord, emptyIndex } from "../../src/core/layers.ts";
 import { planFold } from "../../src/core/plan.ts";
 import { MIN_FOLD_TOKENS } from "../../src/core/policy/select.ts";
-import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
+import type { Settings } from "../../src/core/settings.ts";
 import { protectedTailStart } from "../../src/core/usage.ts";
 import {
 	assistantCall,

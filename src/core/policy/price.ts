@@ -56,7 +56,9 @@ export type ColdReason =
 	/** The request goes to another model or provider than the last response came from. */
 	| "model-change"
 	/** The last response, on a large prompt, neither read nor wrote any cache: the provider caches nothing. */
-	| "uncached";
+	| "uncached"
+	/** The recall tools were just declared, which rebuilt the system prompt: this request rewrites the whole prefix anyway. */
+	| "tools";
 
 /** One group of candidates: the blocks of one message. */
 export interface PricedGroup {

@@ -2,7 +2,6 @@
  * The arms of the benchmark: what is loaded and configured for each replay. Every arm replays the
  * same trajectory; only what Pi sends differs. `floor` is computed, not replayed (floor.ts).
  */
-import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 
 /** Pi's defaults, stated explicitly so a change of Pi's defaults cannot move the headline silently. */
 export const PI_COMPACTION = { reserveTokens: 16_384, keepRecentTokens: 20_000 } as const;
@@ -62,15 +61,25 @@ export const COMPACT_NATIVE: ArmSpec = {
 	kind: "headline",
 };
 
+/** The fold points 0.1.0 shipped with, pinned by hand: the fixed ladder the priced rule replaced. */
+export const FIXED_010: ArmSpec = {
+	id: "cf-fixed-0.1.0",
+	label: "context-fold, fold points pinned at 0.1.0's FOLD_AT=0.3 FOLD_STEP=0.06 (fixed ladder)",
+	contextFold: true,
+	env: { CONTEXTFOLD_FOLD_AT: "0.3", CONTEXTFOLD_FOLD_STEP: "0.06" },
+	compaction: true,
+	kind: "reference",
+};
+
 export const SWEEP_FOLD_AT = [0.2, 0.3, 0.45, 0.6] as const;
 export const SWEEP_FOLD_STEP = [0.03, 0.06, 0.12, 0.2] as const;
 
-/** The grid of fold-at × fold-step, without the defaults' own point (that is the cf-default arm). */
+/** The grid of fold-at × fold-step (fixed ladder), without 0.1.0's own point (that is the cf-fixed-0.1.0 arm). */
 export function sweepArms(): ArmSpec[] {
 	const arms: ArmSpec[] = [];
 	for (const at of SWEEP_FOLD_AT) {
 		for (const step of SWEEP_FOLD_STEP) {
-			if (at === DEFAULT_SETTINGS.foldAt && step === DEFAULT_SETTINGS.foldStep) continue;
+			if (at === 0.3 && step === 0.06) continue;
 			arms.push({
 				id: `sweep-at${at}-step${step}`,
 				label: `context-fold, FOLD_AT=${at} FOLD_STEP=${step}`,
@@ -86,8 +95,8 @@ export function sweepArms(): ArmSpec[] {
 
 export function allArms(quick: boolean): ArmSpec[] {
 	return quick
-		? [RAW, NATIVE, DEFAULTS, NO_INPUTS]
-		: [RAW, NATIVE, DEFAULTS, NO_INPUTS, COMPACT_NATIVE, ...sweepArms()];
+		? [RAW, NATIVE, DEFAULTS, NO_INPUTS, FIXED_010]
+		: [RAW, NATIVE, DEFAULTS, NO_INPUTS, FIXED_010, COMPACT_NATIVE, ...sweepArms()];
 }
 
 /**
@@ -100,5 +109,5 @@ export type SweepScope = "all" | "default" | "none";
 export function armsFor(kind: "recorded" | "cut" | "generated", quick: boolean, sweep: SweepScope): ArmSpec[] {
 	if (quick) return allArms(true);
 	const swept = sweep === "all" || (sweep === "default" && kind !== "cut");
-	return swept ? allArms(false) : [RAW, NATIVE, DEFAULTS, COMPACT_NATIVE];
+	return swept ? allArms(false) : [RAW, NATIVE, DEFAULTS, FIXED_010, COMPACT_NATIVE];
 }

@@ -378,7 +378,7 @@ function settingsFacts(): Record<string, string> {
 		tokens: "serialized request characters / 4 (sensitivity: / 3.3, re-run)",
 		"headline prices": `Anthropic preset, $/M: input ${PRICE_PRESETS.anthropic.input}, output ${PRICE_PRESETS.anthropic.output}, cache read ${PRICE_PRESETS.anthropic.cacheRead}, cache write ${PRICE_PRESETS.anthropic.cacheWrite}`,
 		"cache lifetime": "5 minutes between request start times recorded in the trace (1 hour as a sensitivity)",
-		"context-fold defaults": `FOLD_AT ${DEFAULT_SETTINGS.foldAt}, FOLD_STEP ${DEFAULT_SETTINGS.foldStep}, budget ${budgetTokens().toLocaleString("en-US")} in a 200k window (${budgetTokens(100_000).toLocaleString("en-US")} in 100k), tail ${DEFAULT_SETTINGS.tail.toLocaleString("en-US")}, COMPACT ${DEFAULT_SETTINGS.compact}`,
+		"context-fold defaults": `priced fold rule (rent or buy at the model's declared prices, free folds on a cold cache), budget ${budgetTokens().toLocaleString("en-US")} in a 200k window (${budgetTokens(100_000).toLocaleString("en-US")} in 100k), tail ${DEFAULT_SETTINGS.tail.toLocaleString("en-US")}, COMPACT ${DEFAULT_SETTINGS.compact}`,
 		"generated session timing": `${REQUEST_SECONDS} s per request, ${THINK_MINUTES} min before each prompt after the first`,
 	};
 }

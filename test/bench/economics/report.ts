@@ -1,9 +1,3 @@
-/**
- * The markdown report of one economics run: provenance first (command, versions, checksums,
- * settings, assumptions), then the headline table, the targets, the gap to the floor, the sweep, the
- * sensitivity runs, the recall tools' fixed cost, what was done with each trace feature, and charts.
- */
-import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { SWEEP_FOLD_AT, SWEEP_FOLD_STEP } from "./arms.ts";
 import type { EconomicsResult, TraceResult } from "./bench.ts";
 import type { ArmTotals } from "./metrics.ts";
@@ -209,11 +203,11 @@ function sweepTables(r: EconomicsResult): string[] {
 	const out = [
 		"### Fold-at × fold-step sweep (cost × native; fold events / compactions in brackets)",
 		"",
-		`Defaults are FOLD_AT ${DEFAULT_SETTINGS.foldAt}, FOLD_STEP ${DEFAULT_SETTINGS.foldStep} (the \`cf-default\` arm).`,
+		"The default is the priced rule (the `cf-default` arm); each point of the grid pins the fold points by hand (the fixed ladder), 0.1.0's own point (0.3, 0.06) being the `cf-fixed-0.1.0` arm.",
 		"",
 	];
 	const id = (at: number, step: number) =>
-		at === DEFAULT_SETTINGS.foldAt && step === DEFAULT_SETTINGS.foldStep ? "cf-default" : `sweep-at${at}-step${step}`;
+		at === 0.3 && step === 0.06 ? "cf-fixed-0.1.0" : `sweep-at${at}-step${step}`;
 	const swept = r.traces.filter((t) => armOf(t, r.headline, `sweep-at${SWEEP_FOLD_AT[0]}-step${SWEEP_FOLD_STEP[0]}`));
 	const skipped = r.traces.filter((t) => !swept.includes(t)).map((t) => t.name);
 	out.push(
