@@ -315,7 +315,10 @@ export function resolveSettings(input: {
 			}
 		}
 	}
-	settings.fixedFolds = FIXED_FOLD_KNOBS.some((k) => sources[k] !== "default");
+	// CONTEXTFOLD_TEST_FIXED_FOLDS=1, a test seam: the fixed ladder at its default points, so that tests
+	// of fold mechanics get folds at known requests without setting (and being told about) a knob.
+	settings.fixedFolds =
+		FIXED_FOLD_KNOBS.some((k) => sources[k] !== "default") || input.env.CONTEXTFOLD_TEST_FIXED_FOLDS === "1";
 	return { settings, sources, shadowed, warnings };
 }
 

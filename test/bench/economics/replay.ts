@@ -78,6 +78,7 @@ export async function replayArm(o: ReplayOptions): Promise<ArmRun> {
 			promptCache: { short: o.billing.lifetimeMs / 1000, long: o.billing.lifetimeMs / 1000 },
 		},
 		compaction: { enabled: o.arm.compaction, ...PI_COMPACTION },
+		foldRule: "priced",
 		env: o.arm.env,
 	});
 	const problems: string[] = [];

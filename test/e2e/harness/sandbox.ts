@@ -46,6 +46,12 @@ export interface SandboxOptions {
 	settings?: Record<string, unknown>;
 	/** Extra environment for every Pi run in this sandbox (e.g. CONTEXTFOLD_* variables). */
 	env?: Record<string, string>;
+	/**
+	 * Which fold rule context-fold runs: "fixed" (default here) pins 0.1.0's fold points through the
+	 * CONTEXTFOLD_TEST_FIXED_FOLDS seam, so tests of fold mechanics get folds at known requests;
+	 * "priced" is what users get (the priced-rule tests and the economics benchmark use it).
+	 */
+	foldRule?: "fixed" | "priced";
 	/** Files to create in the project directory (Pi's cwd), by relative path. */
 	files?: Record<string, string>;
 }
@@ -172,7 +178,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 		root,
 		...dirs,
 		modelId,
-		env: { ...options.env },
+		env: { ...(options.foldRule === "priced" ? {} : { CONTEXTFOLD_TEST_FIXED_FOLDS: "1" }), ...options.env },
 		get settings() {
 			return settings;
 		},
