@@ -55,6 +55,8 @@ export async function runArm(o: ArmOptions): Promise<ArmResult> {
 		fake: { script: model.script, cache: { mode: "prefix", style: "anthropic" } },
 		model: { contextWindow: o.window },
 		files: o.session.files,
+		// What users get: the priced fold rule (the e2e default pins 0.1.0's fold points instead).
+		foldRule: "priced",
 	});
 	try {
 		for (const rel of o.session.executables) chmodSync(join(s.sandbox.cwd, rel), 0o755);

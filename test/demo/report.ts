@@ -8,7 +8,7 @@ export interface Report {
 	pi: string;
 	node: string;
 	window: number;
-	settings: { foldAt: number; foldStep: number; budget: number; tail: number };
+	settings: { budget: number; tail: number };
 	session: { seed: string; prompts: number; toolCalls: Record<string, number>; recallCalls: number; turns: number };
 	columns: Column[];
 	/** Column index where each user prompt starts. */
@@ -151,8 +151,8 @@ export function renderReport(r: Report): string {
 		`Pi            ${r.pi} in RPC mode on Node ${r.node}; the model is the test harness's fake OpenAI-compatible`,
 		"              endpoint on 127.0.0.1 (scripted replies, no network, no API key)",
 		"context-fold  dist/index.js from this checkout, loaded in both runs; the second run sets CONTEXTFOLD=0",
-		`window        ${tok(r.window)} tokens; first fold at ${pct(s.foldAt)} (${tok(s.foldAt * r.window)}), step ${pct(s.foldStep)} (${tok(s.foldStep * r.window)}), budget ${tok(s.budget)}, protected tail ${tok(s.tail)}`,
-		"              (context-fold defaults; Pi's own auto-compaction left at its default)",
+		`window        ${tok(r.window)} tokens; budget ${tok(s.budget)}, protected tail ${tok(s.tail)}; folds priced at the model's`,
+		"              prices (rent or buy; context-fold defaults; Pi's own auto-compaction left at its default)",
 		"cache model   prefix cache, Anthropic style: the prefix shared with the previous request is a cache read,",
 		"              everything after it a cache write (4 chars per token)",
 		`prices        $${PRICES.input}/M input, $${PRICES.cacheWrite}/M cache write, $${PRICES.cacheRead.toFixed(2)}/M cache read, $${PRICES.output}/M output (Sonnet-class list prices)`,

@@ -85,8 +85,6 @@ async function main(): Promise<number> {
 			node,
 			window: WINDOW,
 			settings: {
-				foldAt: DEFAULT_SETTINGS.foldAt,
-				foldStep: DEFAULT_SETTINGS.foldStep,
 				budget,
 				tail: Math.min(DEFAULT_SETTINGS.tail, budget / 2),
 			},
