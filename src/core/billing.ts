@@ -90,6 +90,8 @@ export interface BillableRequest {
 	output: number;
 	/** The prices of the model this request went to; the billing model's own prices when absent. */
 	prices?: PriceSchedule;
+	/** The model whose cache serves this request (provider/id): after another one, nothing is cached. */
+	cacheKey?: string;
 }
 
 export interface BilledRequest extends Usage {
@@ -99,7 +101,7 @@ export interface BilledRequest extends Usage {
 	cost: number;
 	/** The previous request is not a prefix of this one: something already sent was changed. */
 	prefixBreak: boolean;
-	/** The gap since the previous request outlived the cache: everything was billed again. */
+	/** The gap since the previous request outlived the cache, or the model changed: everything was billed again. */
 	expired: boolean;
 }
 
@@ -121,7 +123,9 @@ export class PromptCache {
 		if (prev !== null) {
 			const shared = sharedPrefix(prev.parts, req.parts);
 			prefixBreak = shared.parts < prev.parts.length;
-			expired = prev.at !== null && req.at !== null && req.at - prev.at > this.model.ttlMs;
+			expired =
+				(prev.at !== null && req.at !== null && req.at - prev.at > this.model.ttlMs) ||
+				(prev.cacheKey !== undefined && req.cacheKey !== undefined && prev.cacheKey !== req.cacheKey);
 			if (!expired && prev.fixedTokens === req.fixedTokens) {
 				cached = Math.max(0, req.fixedTokens) + Math.floor(shared.chars / CHARS_PER_TOKEN);
 			}

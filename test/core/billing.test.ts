@@ -56,6 +56,26 @@ describe("billRequests", () => {
 		expect(billRequests(seq, billingModel("anthropic", "1h")).map((x) => x.cacheRead)).toEqual([0, 100, 200]);
 	});
 
+	test("another model's cache serves nothing: a switch and the switch back bill the whole prompt", () => {
+		const a = part("a", 100);
+		const on = (key: string, parts: string[]) => ({ ...req(parts, 0), cacheKey: key });
+		const seq = [
+			on("x/m1", [a]),
+			on("x/m1", [a, a]),
+			on("y/m2", [a, a, a]),
+			on("x/m1", [a, a, a, a]),
+			req([a, a, a, a, a], 0),
+		];
+		expect(billRequests(seq, billingModel("anthropic")).map((x) => [x.cacheRead, x.expired])).toEqual([
+			[0, false],
+			[100, false],
+			[0, true],
+			[0, true],
+			// No key (a request whose model is unknown): judged by time alone.
+			[400, false],
+		]);
+	});
+
 	test("unknown times count as warm; the fixed prefix (system prompt, tools) is cached with the rest", () => {
 		const bills = billRequests(
 			[req([part("a", 10)], null, 500), req([part("a", 10)], null, 500)],

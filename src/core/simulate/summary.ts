@@ -119,7 +119,12 @@ export function billReplay(
 	// Every request was sent; one without usage (aborted, failed) is billed with no output.
 	const rows: SimulatedRow[] = replay.requests.map((r) => {
 		const prices = pricesFor?.(r);
-		const common = { at: r.at, output: r.output, ...(prices !== undefined && { prices }) };
+		const common = {
+			at: r.at,
+			output: r.output,
+			...(prices !== undefined && { prices }),
+			...(r.model !== null && { cacheKey: `${r.provider ?? "?"}/${r.model}` }),
+		};
 		return {
 			request: r,
 			baseline: base.bill({ ...common, fixedTokens: overhead.tokens, parts: r.baseParts }),
