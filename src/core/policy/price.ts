@@ -23,6 +23,9 @@
  */
 import type { Prices } from "../accounting.ts";
 
+/** A waiting event fires once its rent reaches this multiple of its rewrite (rent or buy: 1). */
+export const RENT_MULTIPLE = 1.5;
+
 /** Rates relative to the uncached input price, and where they came from. */
 export interface RelativeRates {
 	/** Cache read per token (Anthropic 0.1; no cache 1). */
@@ -115,7 +118,8 @@ export function decidePriced(input: PriceInput): PricedDecision {
 	if (input.cold !== null && widest.freed > 0) return { fire: true, reason: "cold", event: widest };
 	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
 	// Of the events whose rent has reached their rewrite, the one that frees the most.
-	for (const e of events) if (e.freed > 0 && e.rent >= e.rewrite) return { fire: true, reason: "rent", event: e };
+	for (const e of events)
+		if (e.freed > 0 && e.rent >= RENT_MULTIPLE * e.rewrite) return { fire: true, reason: "rent", event: e };
 	let best = widest;
 	for (const e of events) if (e.rent - e.rewrite > best.rent - best.rewrite) best = e;
 	return { fire: false, best };
