@@ -400,12 +400,12 @@ describe("the recall tools, declared lazily", () => {
 });
 
 describe("what a priced layer records", () => {
-	// Two rent folds, then a budget one in a small window with a steep write price.
+	// A session long enough for several rent folds.
 	const run = drive({ turns: 60, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
 	const layers = run.plans.flatMap((p) => (p.layer === null ? [] : [{ plan: p, layer: p.layer }]));
 	test("the old enum's reason: threshold first, step after", () => {
 		expect(layers.length).toBeGreaterThanOrEqual(2);
-		expect(layers.map((l) => l.layer.reason)).toEqual(["threshold", ...layers.slice(1).map(() => "step")]);
+		expect(layers.map((l) => l.layer.reason)).toEqual(["threshold", ...layers.slice(1).map(() => "step" as const)]);
 		expect(layers.map((l) => l.layer.seq)).toEqual(layers.map((_, i) => i + 1));
 	});
 	test("the decision: rule, prices, basis, and the event's amounts rounded", () => {
