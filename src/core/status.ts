@@ -40,8 +40,11 @@ export function renderGauge(
 ): string {
 	const g = plan.geometry;
 	if (g === null) return "next fold: window unknown";
-	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	const f = plan.fixed;
+	// Due, but this request committed nothing (held back while the recall tools are declared): it comes next.
+	const due = f === null && plan.state !== "fold" ? plan.pricing.decision : null;
+	if (due?.fire) return `next fold: on the next request (${DUE[due.reason]})`;
+	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	if (f !== null) {
 		if (!f.armed) return `next fold at ${Math.round((thresholdFraction ?? f.thresholdFraction) * 100)}% ctx`;
 		return `next fold: ${formatTokens(Math.min(plan.mass, f.step))}/${formatTokens(f.step)} maskable`;
@@ -56,6 +59,12 @@ export function renderGauge(
 const FIRED = {
 	rent: "re-reading old output had cost as much as the rewrite",
 	cold: "cache cold: the rewrite was free",
+	budget: "over the budget",
+} as const;
+
+const DUE = {
+	rent: "re-reading old output has cost as much as the rewrite",
+	cold: "cache cold: the rewrite is free",
 	budget: "over the budget",
 } as const;
 
