@@ -10,6 +10,7 @@ import { PRICE_PRESETS, type PriceSchedule } from "../../src/core/accounting.ts"
 import type { ViewMessage } from "../../src/core/blocks.ts";
 import { addRecord, emptyIndex, type FrozenLayer, type MaskIndex, parseFoldRecord } from "../../src/core/layers.ts";
 import { type FoldPlan, type PlanInput, planFold } from "../../src/core/plan.ts";
+import { buildView, type PiMessage } from "../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
 import { estimateTokens } from "../../src/core/tokens.ts";
 import {
@@ -509,5 +510,85 @@ describe("fold points set by hand: the fixed ladder ignores prices and the cold 
 		expect(r.plans.every((p) => p.layer === null)).toBe(true);
 		expect(r.plans[firstFold(base)]?.toolsWanted).toBe("now");
 		expect(r.plans.slice(0, firstFold(base)).every((p) => p.toolsWanted === null)).toBe(true);
+	});
+});
+
+describe("stale blocks inside the protected tail", () => {
+	// A read of a file, then the same file read again: the first is superseded and may fold inside the
+	// tail. It has paid no rent there (age alone would not fold it), so only a cold cache or the budget
+	// folds it while it stays inside.
+	const requests = () => {
+		const messages: PiMessage[] = [];
+		const ids = new Map<PiMessage, string>();
+		let t = T0;
+		const add = (m: Omit<PiMessage, "timestamp">) => {
+			t += 1000;
+			const message = { ...m, timestamp: t } as PiMessage;
+			messages.push(message);
+			ids.set(message, `e${messages.length}`);
+		};
+		const usage = { input: 10, output: 10, cacheRead: 20_000, cacheWrite: 0 };
+		let n = 0;
+		const call = (name: string, args: Record<string, unknown>, result: string) => {
+			const id = `call_${++n}`;
+			add({
+				role: "assistant",
+				content: [{ type: "toolCall", id, name, arguments: args }],
+				usage,
+				stopReason: "toolUse",
+			});
+			add({
+				role: "toolResult",
+				toolCallId: id,
+				toolName: name,
+				content: [{ type: "text", text: result }],
+				isError: false,
+			});
+		};
+		add({ role: "user", content: [{ type: "text", text: "look" }] });
+		call("read", { path: "src/a.ts" }, filler(3_000, "v1"));
+		call("read", { path: "src/a.ts" }, filler(3_000, "v2"));
+		add({ role: "assistant", content: [{ type: "text", text: "done" }], usage, stopReason: "stop" });
+		add({ role: "user", content: [{ type: "text", text: "next" }] });
+		const views: ViewMessage[][] = [];
+		for (let k = 0; k < 12; k++) {
+			call("bash", { command: `ls ${k}` }, `file${k}`);
+			views.push(buildView(messages, (m) => ids.get(m) ?? null));
+		}
+		return views;
+	};
+	test("it is a candidate that never earns rent while inside, and waits", () => {
+		for (const view of requests()) {
+			const p = planFold({
+				messages: view,
+				index: emptyIndex(),
+				settings: PRICED,
+				window: 100_000,
+				hash: sha256,
+				prices: ANTHROPIC,
+			});
+			expect(p.state).toBe("accumulating");
+			expect(p.layer).toBeNull();
+			const d = p.pricing.decision;
+			expect(d.fire).toBe(false);
+			const best = (d as { best: NonNullable<Extract<typeof d, { fire: false }>["best"]> }).best;
+			expect(best.freed).toBe(estimateTokens(filler(3_000, "v1").length) - DIGEST);
+			expect(best.rent).toBe(0);
+			expect(best.rewrite).toBeGreaterThan(0);
+		}
+	});
+	test("a cold cache folds it, inside the tail, and its digest says why", () => {
+		const view = requests()[11] as ViewMessage[];
+		const p = planFold({
+			messages: view,
+			index: emptyIndex(),
+			settings: PRICED,
+			window: 100_000,
+			hash: sha256,
+			cold: "idle",
+		});
+		expect(p.layer?.decision?.rule).toBe("cold");
+		expect(p.layer?.blocks.map((b) => b.entryId)).toEqual(["e3"]);
+		expect(p.layer?.blocks[0]?.digest.split("\n")[0]).toContain("superseded by read src/a.ts (call_2)");
 	});
 });
