@@ -177,6 +177,7 @@ describe("coldReason", () => {
 });
 
 describe("scheduleOf", () => {
+	const BASE = { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 1.25 };
 	test.each<[unknown]>([[undefined], [null], [0], ["3"], [[1, 2, 3]], [true]])("%p is no schedule", (cost) => {
 		expect(scheduleOf(cost)).toBeNull();
 	});
@@ -196,20 +197,14 @@ describe("scheduleOf", () => {
 	});
 	test("tiers: sorted by threshold, prices cleaned like the base ones", () => {
 		const s = scheduleOf({
-			input: 1,
-			output: 2,
-			cacheRead: 0.1,
-			cacheWrite: 1.25,
+			...BASE,
 			tiers: [
 				{ inputTokensAbove: 200_000, input: 4, output: 8, cacheRead: 0.4, cacheWrite: 5 },
 				{ inputTokensAbove: 100_000, input: 2, output: -1, cacheRead: "x", cacheWrite: 2.5 },
 			],
 		});
 		expect(s).toEqual({
-			input: 1,
-			output: 2,
-			cacheRead: 0.1,
-			cacheWrite: 1.25,
+			...BASE,
 			tiers: [
 				{ above: 100_000, input: 2, output: 0, cacheRead: 0, cacheWrite: 2.5 },
 				{ above: 200_000, input: 4, output: 8, cacheRead: 0.4, cacheWrite: 5 },
@@ -238,10 +233,7 @@ describe("scheduleOf", () => {
 		// A NaN threshold used to stay in the list, where it made the sort's comparator inconsistent: the
 		// 100k tier came after the 200k one, and a 250k-token prompt was priced at the 100k tier.
 		const s = scheduleOf({
-			input: 1,
-			output: 2,
-			cacheRead: 0.1,
-			cacheWrite: 1.25,
+			...BASE,
 			tiers: [
 				{ inputTokensAbove: 200_000, input: 4, output: 8, cacheRead: 0.4, cacheWrite: 5 },
 				{ inputTokensAbove: Number.NaN, input: 9, output: 9, cacheRead: 0.9, cacheWrite: 9 },

@@ -557,16 +557,11 @@ describe("stale blocks inside the protected tail", () => {
 		}
 		return views;
 	};
+	const planOne = (view: ViewMessage[], extra: Partial<PlanInput>) =>
+		planFold({ messages: view, index: emptyIndex(), settings: PRICED, window: 100_000, hash: sha256, ...extra });
 	test("it is a candidate that never earns rent while inside, and waits", () => {
 		for (const view of requests()) {
-			const p = planFold({
-				messages: view,
-				index: emptyIndex(),
-				settings: PRICED,
-				window: 100_000,
-				hash: sha256,
-				prices: ANTHROPIC,
-			});
+			const p = planOne(view, { prices: ANTHROPIC });
 			expect(p.state).toBe("accumulating");
 			expect(p.layer).toBeNull();
 			const d = p.pricing.decision;
@@ -578,15 +573,7 @@ describe("stale blocks inside the protected tail", () => {
 		}
 	});
 	test("a cold cache folds it, inside the tail, and its digest says why", () => {
-		const view = requests()[11] as ViewMessage[];
-		const p = planFold({
-			messages: view,
-			index: emptyIndex(),
-			settings: PRICED,
-			window: 100_000,
-			hash: sha256,
-			cold: "idle",
-		});
+		const p = planOne(requests()[11] as ViewMessage[], { cold: "idle" });
 		expect(p.layer?.decision?.rule).toBe("cold");
 		expect(p.layer?.blocks.map((b) => b.entryId)).toEqual(["e3"]);
 		expect(p.layer?.blocks[0]?.digest.split("\n")[0]).toContain("superseded by read src/a.ts (call_2)");
