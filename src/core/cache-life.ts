@@ -15,16 +15,16 @@ export const UNCACHED_MIN_PROMPT = 20_000;
 
 /**
  * The prompt-cache lifetime in ms for a request, as Pi decides it: the retention from
- * `PI_CACHE_RETENTION` (`long`, `none`, else short), the model's `promptCache[retention]` seconds
- * where given (Pi 1.6.0), else Pi's defaults. 0: caching is off (every request is cold).
+ * `PI_CACHE_RETENTION` (exactly `long`, else short: both Pi versions compare the raw value, and
+ * `none` only ever comes from a request option, never from the environment), the model's
+ * `promptCache[retention]` seconds where given (Pi 1.6.0), else Pi's defaults. 0: the model caches
+ * nothing (every request is cold).
  */
 export function cacheLifetimeMs(
 	retention: string | undefined,
 	promptCache: { short?: number | null; long?: number | null } | null | undefined,
 ): number {
-	const r = retention?.trim().toLowerCase();
-	if (r === "none") return 0;
-	const tier = r === "long" ? "long" : "short";
+	const tier = retention === "long" ? "long" : "short";
 	const own = promptCache?.[tier];
 	const seconds = typeof own === "number" && Number.isFinite(own) && own >= 0 ? own : DEFAULT_CACHE_SECONDS[tier];
 	return seconds * 1000;
@@ -61,10 +61,13 @@ export interface ColdInput {
 export function coldReason(input: ColdInput): ColdReason | null {
 	const last = input.recent[0];
 	if (last === undefined) return null;
+	// Judged where both sides know the model; a provider that either side does not know says nothing
+	// (a false change would fold everything at once on a warm cache).
+	const differs = (a: string | undefined, b: string | undefined) => a !== undefined && b !== undefined && a !== b;
 	if (
-		input.request.model !== undefined &&
 		last.model !== undefined &&
-		(last.provider !== input.request.provider || last.model !== input.request.model)
+		input.request.model !== undefined &&
+		(last.model !== input.request.model || differs(last.provider, input.request.provider))
 	)
 		return "model-change";
 	if (input.lifetimeMs <= 0) return "idle";
@@ -92,7 +95,8 @@ export function scheduleOf(cost: unknown): PriceSchedule | null {
 	const tiers: PriceTier[] = [];
 	if (Array.isArray(cost.tiers)) {
 		for (const t of cost.tiers) {
-			if (!isRecord(t) || typeof t.inputTokensAbove !== "number") continue;
+			// A threshold that is not a finite number would leave the sort (and so the tier) undefined.
+			if (!isRecord(t) || typeof t.inputTokensAbove !== "number" || !Number.isFinite(t.inputTokensAbove)) continue;
 			tiers.push({
 				above: t.inputTokensAbove,
 				input: num(t.input),
@@ -132,7 +136,8 @@ export function recentResponses(messages: readonly ResponseLike[]): { recent: Re
 	for (let i = messages.length - 1; i >= 0 && recent.length < 2; i--) {
 		const m = messages[i] as ResponseLike;
 		if (m.role !== "assistant" || m.stopReason === "error" || m.stopReason === "aborted") continue;
-		if (m.role === "assistant" && typeof m.timestamp === "number" && lastAt === null) lastAt = m.timestamp;
+		// Only the newest response's own time: an older one would make the cache look idle for longer.
+		if (recent.length === 0 && typeof m.timestamp === "number") lastAt = m.timestamp;
 		recent.push({
 			...(typeof m.provider === "string" && { provider: m.provider }),
 			...(typeof m.model === "string" && { model: m.model }),

@@ -570,10 +570,12 @@ function cachedEnd(frozen: FrozenPass): number {
 
 /**
  * The candidates grouped by message, with the price facts of each group: the token offset where it
- * starts, what it frees, and the rent already paid on it. A block's rent counts the requests sent
- * since it left the protected tail (before that it could not fold): each successful response whose
- * request held at least `tail` tokens after the block's message. A stale block inside the tail
- * (foldable only because something replaced it) has paid no rent yet.
+ * starts, what it frees, and the rent already paid on it. A block's rent counts the requests that
+ * re-read it since it left the protected tail (before that it could not fold): each successful
+ * response whose request held at least `tail` tokens after the block's message, except the first
+ * response after the message (its request sent the block for the first time, at the write price,
+ * before it could fold). A stale block inside the tail (foldable only because something replaced
+ * it) has paid no rent yet.
  */
 function priceGroups(
 	messages: readonly ViewMessage[],
@@ -606,19 +608,29 @@ function priceGroups(
 	return groups;
 }
 
-/** Successful responses whose request held at least `tail` tokens after message `i` (binary search over `responses`). */
+/**
+ * Successful responses whose request held at least `tail` tokens after message `i` and re-read it
+ * (a response after `i` came before: the first one's request was the message's first delivery).
+ * Binary searches over `responses`.
+ */
 function requestsSinceFoldable(cum: readonly number[], responses: readonly number[], i: number, tail: number): number {
 	const need = (cum[i + 1] as number) + tail;
+	// The request answered by the response at e held the messages before e.
+	const held = firstResponse(responses, (e) => e > i && (cum[e] as number) >= need);
+	const reread = firstResponse(responses, (e) => e > i) + 1;
+	return Math.max(0, responses.length - Math.max(held, reread));
+}
+
+/** Index of the first response for which `ok` holds (`ok` monotone over ascending responses), or the length. */
+function firstResponse(responses: readonly number[], ok: (e: number) => boolean): number {
 	let lo = 0;
 	let hi = responses.length;
 	while (lo < hi) {
 		const mid = (lo + hi) >> 1;
-		const e = responses[mid] as number;
-		// The request answered by the response at e held the messages before e.
-		if (e > i && (cum[e] as number) >= need) hi = mid;
+		if (ok(responses[mid] as number)) hi = mid;
 		else lo = mid + 1;
 	}
-	return responses.length - lo;
+	return lo;
 }
 
 function decisionRecord(

@@ -4,7 +4,7 @@
  */
 import { type AccountingReport, foldValue, type Prices } from "./accounting.ts";
 import type { FoldPlan } from "./plan.ts";
-import { type PricedEvent, requestsToPay } from "./policy/price.ts";
+import { type PricedEvent, RENT_MULTIPLE, requestsToPay } from "./policy/price.ts";
 import { formatTokens } from "./tokens.ts";
 import { formatDollars, plural } from "./wording.ts";
 
@@ -40,8 +40,11 @@ export function renderGauge(
 ): string {
 	const g = plan.geometry;
 	if (g === null) return "next fold: window unknown";
-	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	const f = plan.fixed;
+	// Due, but this request committed nothing (held back while the recall tools are declared): it comes next.
+	const due = f === null && plan.state !== "fold" ? plan.pricing.decision : null;
+	if (due?.fire) return `next fold: on the next request (${DUE[due.reason]})`;
+	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	if (f !== null) {
 		if (!f.armed) return `next fold at ${Math.round((thresholdFraction ?? f.thresholdFraction) * 100)}% ctx`;
 		return `next fold: ${formatTokens(Math.min(plan.mass, f.step))}/${formatTokens(f.step)} maskable`;
@@ -54,15 +57,21 @@ export function renderGauge(
 }
 
 const FIRED = {
-	rent: "re-reading old output had cost as much as the rewrite",
+	rent: "re-reading old output had cost half again the rewrite",
 	cold: "cache cold: the rewrite was free",
+	budget: "over the budget",
+} as const;
+
+const DUE = {
+	rent: "re-reading old output has cost half again the rewrite",
+	cold: "cache cold: the rewrite is free",
 	budget: "over the budget",
 } as const;
 
 /** How long a waiting event still waits, and for what. */
 function waitWords(e: PricedEvent): string {
 	const n = requestsToPay(e);
-	const what = `old output has cost ${formatTokens(Math.max(0, e.rent))} of a ${formatTokens(Math.max(0, e.rewrite))} rewrite`;
+	const what = `re-reads ${formatTokens(Math.max(0, e.rent))} of ${formatTokens(Math.max(0, RENT_MULTIPLE * e.rewrite))} for a ${formatTokens(Math.max(0, e.rewrite))} rewrite`;
 	if (n === null) return `when the cache goes cold (${what})`;
 	return `in ~${plural(Math.max(1, n), "request")} (${what})`;
 }

@@ -1,0 +1,687 @@
+/**
+ * The priced fold rule's arithmetic (policy/price.ts): rates relative to the input price, the
+ * rewrite an event costs, the rent-or-buy decision, and the requests a waiting event still needs.
+ * Table tests with exact numbers, then properties over random candidates and random request streams
+ * (seeds print on failure, fast-check's default report).
+ */
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { PRICE_PRESETS, type Prices } from "../../src/core/accounting.ts";
+import {
+	type ColdReason,
+	decidePriced,
+	type PricedDecision,
+	type PricedEvent,
+	type PricedGroup,
+	type PriceInput,
+	type RelativeRates,
+	relativeRates,
+	requestsToPay,
+	rewriteCost,
+} from "../../src/core/policy/price.ts";
+
+const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);
+
+/** Rates that are exact in binary, so that equalities hold to the last bit. */
+const R: RelativeRates = { read: 0.125, write: 1.25, basis: "model" };
+const NO_CACHE: RelativeRates = { read: 1, write: 1, basis: "model" };
+
+const group = (messageIndex: number, offset: number, freed: number, rentTokens = 0): PricedGroup => ({
+	messageIndex,
+	offset,
+	freed,
+	rentTokens,
+});
+const decide = (over: Partial<PriceInput>): PricedDecision =>
+	decidePriced({
+		rates: R,
+		groups: [],
+		cachedEnd: 10_000,
+		cold: null,
+		overBudget: false,
+		budgetMinFreed: 3_000,
+		...over,
+	});
+const fired = (d: PricedDecision) => (d.fire ? d : null);
+
+describe("relativeRates", () => {
+	const anthropic = PRICE_PRESETS.anthropic;
+	test.each<[string, Prices | null | undefined, Prices, { read: number; write: number; basis: "model" | "ratios" }]>([
+		[
+			"Anthropic 3/15/0.3/3.75",
+			{ input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+			anthropic,
+			{ read: 0.1, write: 1.25, basis: "model" },
+		],
+		[
+			"Opus-like 15/75/1.5/18.75",
+			{ input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 },
+			anthropic,
+			{ read: 0.1, write: 1.25, basis: "model" },
+		],
+		[
+			"OpenAI-style: cacheWrite 0 is no write premium",
+			{ input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+			anthropic,
+			{ read: 0.1, write: 1, basis: "model" },
+		],
+		[
+			"Gemini-style: read a quarter",
+			{ input: 1.25, output: 10, cacheRead: 0.3125, cacheWrite: 0 },
+			anthropic,
+			{ read: 0.25, write: 1, basis: "model" },
+		],
+		[
+			"no cache at all: read 1, write 1",
+			{ input: 2, output: 8, cacheRead: 0, cacheWrite: 0 },
+			anthropic,
+			{ read: 1, write: 1, basis: "model" },
+		],
+		[
+			"a read dearer than input is capped at 1",
+			{ input: 1, output: 1, cacheRead: 2, cacheWrite: 0 },
+			anthropic,
+			{ read: 1, write: 1, basis: "model" },
+		],
+		[
+			"a write cheaper than input is no discount",
+			{ input: 4, output: 1, cacheRead: 1, cacheWrite: 2 },
+			anthropic,
+			{ read: 0.25, write: 1, basis: "model" },
+		],
+		[
+			"zero prices: the preset's ratios",
+			{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+			anthropic,
+			{ read: 0.1, write: 1.25, basis: "ratios" },
+		],
+		[
+			"no input price, the rest declared: ratios",
+			{ input: 0, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+			anthropic,
+			{ read: 0.1, write: 1.25, basis: "ratios" },
+		],
+		[
+			"a negative input price: ratios",
+			{ input: -3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+			anthropic,
+			{ read: 0.1, write: 1.25, basis: "ratios" },
+		],
+		[
+			"a NaN input price: ratios",
+			{ input: Number.NaN, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+			anthropic,
+			{ read: 0.1, write: 1.25, basis: "ratios" },
+		],
+		["null: ratios", null, anthropic, { read: 0.1, write: 1.25, basis: "ratios" }],
+		["undefined: ratios", undefined, anthropic, { read: 0.1, write: 1.25, basis: "ratios" }],
+		[
+			"undefined with the OpenAI preset as fallback",
+			undefined,
+			PRICE_PRESETS.openai,
+			{ read: 0.1, write: 1, basis: "ratios" },
+		],
+	])("%s", (_name, prices, fallback, expected) => {
+		const r = relativeRates(prices, fallback);
+		expect(r.basis).toBe(expected.basis);
+		expect(r.read).toBeCloseTo(expected.read, 12);
+		expect(r.write).toBeCloseTo(expected.write, 12);
+	});
+});
+
+describe("rewriteCost", () => {
+	test.each<[string, RelativeRates, number, number, number, boolean, number]>([
+		// (L - F + added)·w - L·r
+		["warm", R, 20_000, 5_000, 0, false, 15_000 * 1.25 - 20_000 * 0.125],
+		["warm, with tools added", R, 20_000, 5_000, 520, false, 15_520 * 1.25 - 20_000 * 0.125],
+		["warm, nothing freed: the span at the write premium", R, 8_000, 0, 0, false, 8_000 * 1.25 - 8_000 * 0.125],
+		["span shorter than what it frees: nothing is written again", R, 3_000, 5_000, 0, false, -3_000 * 0.125],
+		["a negative span counts as none", R, -50, 100, 0, false, 0],
+		["no cache: saves what it frees at once", NO_CACHE, 20_000, 5_000, 0, false, -5_000],
+		// Cold: written either way, so only the change in size counts.
+		["cold", R, 20_000, 5_000, 0, true, -5_000 * 1.25],
+		["cold, with tools added", R, 20_000, 5_000, 520, true, (520 - 5_000) * 1.25],
+		["cold, more added than freed: a cost", R, 20_000, 100, 520, true, 420 * 1.25],
+	])("%s", (_name, rates, span, freed, added, cold, expected) => {
+		expect(rewriteCost(rates, span, freed, added, cold)).toBe(expected);
+	});
+	test("exact numbers at Anthropic's ratios", () => {
+		const a = relativeRates(PRICE_PRESETS.anthropic, PRICE_PRESETS.anthropic);
+		// 25k of prefix after the cut, 7.7k freed: (17.3k)·1.25 - 25k·0.1 = 21,625 - 2,500.
+		expect(rewriteCost(a, 25_000, 7_700, 0, false)).toBeCloseTo(19_125, 6);
+	});
+});
+
+describe("decidePriced", () => {
+	test("no candidates: nothing fires, nothing waits, whatever else holds", () => {
+		for (const over of [{}, { cold: "idle" as const }, { overBudget: true, budgetMinFreed: 0 }]) {
+			expect(decide(over)).toEqual({ fire: false, best: null });
+		}
+	});
+	test("cold: the widest event fires, its rewrite a saving", () => {
+		const d = decide({ cold: "idle", groups: [group(3, 1_000, 2_000), group(7, 5_000, 3_000)] });
+		expect(d).toEqual({
+			fire: true,
+			reason: "cold",
+			event: { from: 0, freed: 5_000, rewrite: -5_000 * 1.25, payback: 5_000 * 0.125, rent: 0 },
+		});
+	});
+	test("cold comes before the budget and the rent", () => {
+		const groups = [group(3, 1_000, 4_000, 1_000_000)];
+		expect(fired(decide({ cold: "model-change", overBudget: true, budgetMinFreed: 0, groups }))?.reason).toBe("cold");
+	});
+	test("cold with nothing to free fires nothing", () => {
+		const d = decide({ cold: "uncached", groups: [group(3, 1_000, 0), group(5, 2_000, 0)] });
+		expect(d.fire).toBe(false);
+	});
+	test("over the budget, the widest event fires when it frees at least the minimum", () => {
+		const groups = [group(3, 1_000, 2_000), group(7, 5_000, 3_000)];
+		// L = 10k - 1k = 9k, F = 5k: 4k·1.25 - 9k·0.125 = 5,000 - 1,125.
+		expect(decide({ overBudget: true, budgetMinFreed: 5_000, groups })).toEqual({
+			fire: true,
+			reason: "budget",
+			event: { from: 0, freed: 5_000, rewrite: 3_875, payback: 625, rent: 0 },
+		});
+		// One token short of the minimum: no budget fold (and no rent yet: nothing fires).
+		expect(decide({ overBudget: true, budgetMinFreed: 5_001, groups }).fire).toBe(false);
+		// Under the budget the minimum means nothing.
+		expect(decide({ overBudget: false, budgetMinFreed: 0, groups }).fire).toBe(false);
+	});
+	test("rent fires exactly when it reaches the rewrite, not one token of rent before", () => {
+		// One group at offset 0: L = 10k, F = 2k, rewrite = 8k·1.25 - 10k·0.125 = 8,750 = 70,000·0.125.
+		const at = decide({ groups: [group(3, 0, 2_000, 70_000)] });
+		expect(at).toEqual({
+			fire: true,
+			reason: "rent",
+			event: { from: 0, freed: 2_000, rewrite: 8_750, payback: 250, rent: 8_750 },
+		});
+		const below = decide({ groups: [group(3, 0, 2_000, 69_999)] });
+		expect(below).toEqual({
+			fire: false,
+			best: { from: 0, freed: 2_000, rewrite: 8_750, payback: 250, rent: 69_999 * 0.125 },
+		});
+		expect(requestsToPay((below as { best: PricedEvent }).best)).toBe(1);
+	});
+	// Three groups in a 10k cached prompt: g0 far back (offset 0), g1 at 8k, g2 at 9k.
+	// Events: from g2: L 1k, F 500: 500·1.25 - 1k·0.125 = 500.
+	//         from g1: L 2k, F 1.5k: 500·1.25 - 2k·0.125 = 375.
+	//         from g0: L 10k, F 2.5k: 7.5k·1.25 - 10k·0.125 = 8,125.
+	const three = (rent2: number) => [group(1, 0, 1_000), group(5, 8_000, 1_000, 4_000), group(8, 9_000, 500, rent2)];
+	test("a far-back group with no rent does not block a later cut that pays", () => {
+		expect(decide({ groups: three(0) })).toEqual({
+			fire: true,
+			reason: "rent",
+			event: { from: 1, freed: 1_500, rewrite: 375, payback: 187.5, rent: 500 },
+		});
+	});
+	test("of the events that pay, the widest fires", () => {
+		// g2 pays on its own too (rent 1,000 >= 500); g1's event is wider and pays: it fires.
+		const d = fired(decide({ groups: three(8_000) }));
+		expect(d?.event.from).toBe(1);
+		expect(d?.event.freed).toBe(1_500);
+		// With rent enough for the far-back group's event as well, that one fires.
+		const all = fired(decide({ groups: [group(1, 0, 1_000, 60_000), ...three(8_000).slice(1)] }));
+		expect(all?.event).toEqual({ from: 0, freed: 2_500, rewrite: 8_125, payback: 312.5, rent: 72_000 * 0.125 });
+	});
+	test("nothing pays: the event with the most rent against its rewrite waits", () => {
+		const d = decide({ groups: [group(1, 0, 1_000), group(5, 8_000, 1_000, 1_000), group(8, 9_000, 500)] });
+		// rent - rewrite: g0 125 - 8,125; g1 125 - 375 = -250; g2 0 - 500.
+		expect(d).toEqual({ fire: false, best: { from: 1, freed: 1_500, rewrite: 375, payback: 187.5, rent: 125 } });
+	});
+	test("a tie between waiting events keeps the widest", () => {
+		// Two groups whose events are the same distance from paying: from g0 and from g1 both short by 1,000.
+		// g1 alone: L 2k, F 1k: 1k·1.25 - 2k·0.125 = 1,000, rent 0. g0 (offset 6k): L 4k, F 2k:
+		// 2k·1.25 - 4k·0.125 = 2,000, rent 8,000·0.125 = 1,000.
+		const d = decide({ groups: [group(1, 6_000, 1_000, 8_000), group(5, 8_000, 1_000)] });
+		expect(d.fire).toBe(false);
+		expect((d as { best: PricedEvent }).best.from).toBe(0);
+	});
+	test("no cache: any candidate pays at once", () => {
+		const d = decide({ rates: NO_CACHE, groups: [group(1, 0, 300)] });
+		expect(d).toEqual({
+			fire: true,
+			reason: "rent",
+			event: { from: 0, freed: 300, rewrite: -300, payback: 300, rent: 0 },
+		});
+	});
+	test("declaring the tools: the cut moves to where the prompt first changes, their tokens are written", () => {
+		const groups = [group(5, 8_000, 1_000)];
+		// Rebuilding the system prompt: everything cached is written again, tools included.
+		// L = 10k: (10k - 1k + 500)·1.25 - 10k·0.125 = 11,875 - 1,250.
+		expect((decide({ groups, activation: { from: 0, tokens: 500 } }) as { best: PricedEvent }).best.rewrite).toBe(
+			10_625,
+		);
+		// Appended after the cached prompt: the cut stays at the group. L = 2k: (2k - 1k + 500)·1.25 - 2k·0.125.
+		expect((decide({ groups, activation: { from: 10_000, tokens: 500 } }) as { best: PricedEvent }).best.rewrite).toBe(
+			1_625,
+		);
+	});
+	test("an event that frees less than the tools it declares never pays: it does not fire", () => {
+		// No cache (every token read at full price): folding 300 tokens while declaring 519 tokens of
+		// tools costs 219 tokens more on every later request. Its rent (300 tokens already re-read) did
+		// reach its rewrite (519 - 300), and the event used to fire: a fold that loses on every request.
+		const groups = [group(5, 9_700, 300, 300)];
+		const d = decide({ rates: NO_CACHE, groups, activation: { from: 10_000, tokens: 519 } });
+		expect(d.fire).toBe(false);
+		const best = (d as { best: PricedEvent }).best;
+		expect(best.payback).toBe(-219);
+		expect(requestsToPay(best)).toBeNull();
+		// Cold, the same: it would save nothing now and cost on every later request.
+		expect(decide({ rates: NO_CACHE, groups, cold: "idle", activation: { from: 10_000, tokens: 519 } }).fire).toBe(
+			false,
+		);
+		// Once the tools are declared the same fold pays at once.
+		expect(decide({ rates: NO_CACHE, groups }).fire).toBe(true);
+	});
+	test("declaring the tools: what the event saves, and the rent it counts, are net of them", () => {
+		// Frees 1,000 and declares 500: saves 500 per later request. Its rent counts only that half:
+		// renting it has cost (1,000 - 500) per request more than having folded it would have.
+		const groups = [group(5, 8_000, 1_000, 20_000)];
+		const d = decide({ groups, activation: { from: 10_000, tokens: 500 } }) as { best: PricedEvent };
+		expect(d.best).toEqual({ from: 0, freed: 1_000, rewrite: 1_625, payback: 62.5, rent: 1_250 });
+		// 1,625 = 26,000·0.125·(500/1,000): rent tokens enough to fire.
+		const at = fired(decide({ groups: [group(5, 8_000, 1_000, 26_000)], activation: { from: 10_000, tokens: 500 } }));
+		expect(at?.reason).toBe("rent");
+		expect(at?.event.rent).toBe(1_625);
+		expect(decide({ groups: [group(5, 8_000, 1_000, 25_999)], activation: { from: 10_000, tokens: 500 } }).fire).toBe(
+			false,
+		);
+	});
+	test("over the budget the tools do not hold a fold back", () => {
+		const groups = [group(5, 8_000, 4_000)];
+		const d = fired(decide({ groups, overBudget: true, budgetMinFreed: 3_000, activation: { from: 0, tokens: 520 } }));
+		expect(d?.reason).toBe("budget");
+	});
+});
+
+describe("requestsToPay", () => {
+	const ev = (rewrite: number, rent: number, payback: number): PricedEvent => ({
+		from: 0,
+		freed: 1,
+		rewrite,
+		payback,
+		rent,
+	});
+	test.each<[number, number, number, number | null]>([
+		[1_000, 400, 200, 3],
+		[1_000, 400, 300, 2],
+		[1_000, 400, 600, 1],
+		[1_000, 999, 1, 1],
+		[1_000, 1_000, 50, 0],
+		[1_000, 2_000, 50, 0],
+		[-500, 0, 50, 0],
+		[1_000, 400, 0, null],
+		[1_000, 400, -10, null],
+		[0, 0, 0, 0],
+	])("rewrite %p, rent %p, payback %p -> %p", (rewrite, rent, payback, n) => {
+		expect(requestsToPay(ev(rewrite, rent, payback))).toBe(n);
+	});
+});
+
+// ---------------------------------------------------------------------------------------------
+// Properties
+
+const ratesArb: fc.Arbitrary<RelativeRates> = fc.oneof(
+	fc.constant(relativeRates(PRICE_PRESETS.anthropic, PRICE_PRESETS.anthropic)),
+	fc.constant(relativeRates(PRICE_PRESETS.openai, PRICE_PRESETS.anthropic)),
+	fc.constant(relativeRates(PRICE_PRESETS.gemini, PRICE_PRESETS.anthropic)),
+	fc.constant(NO_CACHE),
+	fc.record({
+		read: fc.double({ min: 0.01, max: 1, noNaN: true }),
+		write: fc.double({ min: 1, max: 3, noNaN: true }),
+		basis: fc.constant("model" as const),
+	}),
+);
+
+const coldArb: fc.Arbitrary<ColdReason | null> = fc.oneof(
+	{ weight: 3, arbitrary: fc.constant(null) },
+	{ weight: 1, arbitrary: fc.constantFrom<ColdReason>("idle", "model-change", "uncached", "tools") },
+);
+
+/** Candidate groups laid out in a cached prompt: integer tokens, offsets ascending, all before cachedEnd. */
+const inputArb: fc.Arbitrary<PriceInput> = fc
+	.record({
+		rates: ratesArb,
+		groups: fc.array(
+			fc.record({
+				gap: fc.nat(6_000),
+				freed: fc.nat(9_000),
+				rent: fc.nat(300_000),
+				digest: fc.integer({ min: 0, max: 120 }),
+			}),
+			{ maxLength: 8 },
+		),
+		after: fc.nat(40_000),
+		cold: coldArb,
+		overBudget: fc.boolean(),
+		budgetMinFreed: fc.nat(12_000),
+		activation: fc.option(fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), tokens: fc.nat(2_000) }), {
+			nil: undefined,
+		}),
+	})
+	.map((x) => {
+		const groups: PricedGroup[] = [];
+		let pos = 0;
+		x.groups.forEach((g, k) => {
+			pos += g.gap;
+			groups.push({ messageIndex: 2 * k + 1, offset: pos, freed: g.freed, rentTokens: g.rent });
+			pos += g.freed + g.digest;
+		});
+		const cachedEnd = pos + x.after;
+		return {
+			rates: x.rates,
+			groups,
+			cachedEnd,
+			cold: x.cold,
+			overBudget: x.overBudget,
+			budgetMinFreed: x.budgetMinFreed,
+			...(x.activation !== undefined && {
+				activation: { from: Math.floor(x.activation.at * cachedEnd), tokens: x.activation.tokens },
+			}),
+		};
+	});
+
+/**
+ * The rule as stated, written out again plainly: one event per cut, every group from the cut on;
+ * cold fires the widest, then the budget, then the widest event whose rent has reached its rewrite.
+ */
+function statedRule(input: PriceInput): PricedDecision {
+	const { read: r, write: w } = input.rates;
+	const added = input.activation?.tokens ?? 0;
+	const events: PricedEvent[] = input.groups.map((g, k) => {
+		let freed = 0;
+		let rentTokens = 0;
+		for (let j = input.groups.length - 1; j >= k; j--) {
+			freed += (input.groups[j] as PricedGroup).freed;
+			rentTokens += (input.groups[j] as PricedGroup).rentTokens;
+		}
+		const cut = input.activation === undefined ? g.offset : Math.min(g.offset, input.activation.from);
+		const L = Math.max(0, input.cachedEnd - cut);
+		const rewrite = input.cold !== null ? (added - freed) * w : Math.max(0, L - freed + added) * w - L * r;
+		// Saved on every later request, and the rent counted, net of the tools the event declares.
+		const net = freed - added;
+		const rent = added === 0 ? rentTokens * r : freed > 0 ? (rentTokens * r * Math.max(0, net)) / freed : 0;
+		return { from: k, freed, rewrite, payback: net * r, rent };
+	});
+	const widest = events[0];
+	if (widest === undefined) return { fire: false, best: null };
+	if (input.cold !== null && widest.freed > added) return { fire: true, reason: "cold", event: widest };
+	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
+	const paying = events.find((e) => e.freed > added && e.rent >= e.rewrite);
+	if (paying !== undefined) return { fire: true, reason: "rent", event: paying };
+	const best = events.reduce((b, e) => (e.rent - e.rewrite > b.rent - b.rewrite ? e : b), widest);
+	return { fire: false, best };
+}
+
+describe("decidePriced properties", () => {
+	test("deterministic, and the decision the stated rule makes", () => {
+		fc.assert(
+			fc.property(inputArb, (input) => {
+				const d = decidePriced(input);
+				expect(decidePriced(structuredClone(input))).toEqual(d);
+				const s = statedRule(input);
+				expect(d.fire).toBe(s.fire);
+				const e = d.fire ? d.event : d.best;
+				const se = s.fire ? s.event : s.best;
+				if (d.fire && s.fire) expect(d.reason).toBe(s.reason);
+				expect(e?.from).toBe(se?.from as number);
+				if (e && se) {
+					expect(e.freed).toBe(se.freed);
+					for (const k of ["rewrite", "payback", "rent"] as const) expect(e[k]).toBeCloseTo(se[k], 6);
+				}
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+	test("a fired rent event has paid its rewrite, frees something, and no wider event has paid", () => {
+		fc.assert(
+			fc.property(inputArb, (input) => {
+				const d = decidePriced(input);
+				if (!d.fire || d.reason !== "rent") return;
+				expect(d.event.rent).toBeGreaterThanOrEqual(d.event.rewrite);
+				expect(d.event.freed).toBeGreaterThan(input.activation?.tokens ?? 0);
+				// Cut the candidates before the fired group one by one: each wider event is unpaid.
+				for (let k = 0; k < d.event.from; k++) {
+					const wider = decidePriced({ ...input, groups: input.groups.slice(k) });
+					const e = wider.fire ? wider.event : wider.best;
+					expect(wider.fire && wider.reason === "rent" && e?.from === 0).toBe(false);
+				}
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+	test("cold: anything to free (beyond tools to declare) fires, and it is everything", () => {
+		fc.assert(
+			fc.property(
+				inputArb,
+				coldArb.filter((c) => c !== null),
+				(input, cold) => {
+					const d = decidePriced({ ...input, cold });
+					const total = input.groups.reduce((n, g) => n + g.freed, 0);
+					if (total > (input.activation?.tokens ?? 0)) {
+						expect(d.fire && d.reason).toBe("cold");
+						expect(d.fire && d.event.from).toBe(0);
+						expect(d.fire && d.event.freed).toBe(total);
+						// Free: the cache is gone, so it costs at most the tools it adds.
+						expect(d.fire && d.event.rewrite <= ((input.activation?.tokens ?? 0) - total) * input.rates.write).toBe(
+							true,
+						);
+					} else expect(d.fire && d.reason === "cold").toBe(false);
+				},
+			),
+			{ numRuns: RUNS },
+		);
+	});
+	test("no prompt cache (read 1, write 1): every event pays at once", () => {
+		fc.assert(
+			fc.property(inputArb, (input) => {
+				const warm = { ...input, rates: NO_CACHE, cold: null, overBudget: false };
+				delete warm.activation;
+				const d = decidePriced(warm);
+				if (input.groups.some((g) => g.freed > 0)) expect(d.fire).toBe(true);
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+	test("only the ratio of read to write matters: scaling both changes nothing", () => {
+		fc.assert(
+			fc.property(inputArb, fc.double({ min: 0.25, max: 4, noNaN: true }), (input, c) => {
+				// Powers of two keep the arithmetic exact, so ties stay ties.
+				const k = 2 ** Math.round(Math.log2(c));
+				const a = decidePriced(input);
+				const b = decidePriced({
+					...input,
+					rates: { ...input.rates, read: input.rates.read * k, write: input.rates.write * k },
+				});
+				expect(b.fire).toBe(a.fire);
+				if (a.fire && b.fire) {
+					expect(b.reason).toBe(a.reason);
+					expect(b.event.from).toBe(a.event.from);
+				}
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+	test("warm, under the budget: a dearer read or a cheaper write never holds back a fold", () => {
+		fc.assert(
+			fc.property(
+				inputArb,
+				fc.double({ min: 0, max: 1, noNaN: true }),
+				fc.double({ min: 0, max: 1, noNaN: true }),
+				(input, up, down) => {
+					const warm = { ...input, cold: null, overBudget: false };
+					const { read, write } = input.rates;
+					const rates = { ...input.rates, read: read + (1 - read) * up, write: write - (write - 1) * down };
+					if (decidePriced(warm).fire) expect(decidePriced({ ...warm, rates }).fire).toBe(true);
+				},
+			),
+			{ numRuns: RUNS },
+		);
+	});
+	test("warm, under the budget: more rent never holds back a fold", () => {
+		fc.assert(
+			fc.property(inputArb, fc.nat(7), fc.nat(200_000), (input, at, more) => {
+				const warm = { ...input, cold: null, overBudget: false };
+				if (input.groups.length === 0 || !decidePriced(warm).fire) return;
+				const k = at % input.groups.length;
+				const groups = input.groups.map((g, j) => (j === k ? { ...g, rentTokens: g.rentTokens + more } : g));
+				const d = decidePriced({ ...warm, groups });
+				expect(d.fire).toBe(true);
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+	test("requestsToPay: that many more requests of payback reach the rewrite, one fewer does not", () => {
+		fc.assert(
+			fc.property(inputArb, (input) => {
+				const d = decidePriced({ ...input, cold: null, overBudget: false });
+				if (d.fire || d.best === null) return;
+				const e = d.best;
+				const n = requestsToPay(e);
+				if (e.payback <= 0) {
+					expect(n).toBeNull();
+					return;
+				}
+				expect(n).toBeGreaterThanOrEqual(1);
+				expect(e.rent + (n as number) * e.payback).toBeGreaterThanOrEqual(e.rewrite - 1e-6);
+				expect(e.rent + ((n as number) - 1) * e.payback).toBeLessThan(e.rewrite);
+			}),
+			{ numRuns: RUNS },
+		);
+	});
+});
+
+// ---------------------------------------------------------------------------------------------
+// The rent-or-buy bound, on a billed stream of requests.
+
+interface Block {
+	id: number;
+	tokens: number;
+	/** Tokens of its digest once folded. */
+	digest: number;
+	/** Can fold (a tool output); becomes foldable `delay` requests after it was first sent. */
+	candidate: boolean;
+	delay: number;
+	firstSent: number;
+	folded: boolean;
+	/** Requests that re-read it while it was foldable and not folded. */
+	rented: number;
+}
+
+const streamArb = fc.record({
+	rates: ratesArb,
+	steps: fc.array(
+		fc.record({
+			blocks: fc.array(
+				fc.record({
+					tokens: fc.integer({ min: 1, max: 6_000 }),
+					candidate: fc.boolean(),
+					delay: fc.nat(6),
+					digest: fc.integer({ min: 0, max: 120 }),
+				}),
+				{ maxLength: 3 },
+			),
+			cold: fc.oneof(
+				{ weight: 4, arbitrary: fc.constant(null) },
+				{ weight: 1, arbitrary: fc.constant("idle" as const) },
+			),
+			overBudget: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+		}),
+		{ minLength: 1, maxLength: 60 },
+	),
+	budgetMinFreed: fc.nat(8_000),
+});
+
+/** What one request costs in input-token equivalents: the common prefix with the previous request read, the rest written. */
+function bill(
+	rates: RelativeRates,
+	prev: readonly [number, number][] | null,
+	now: readonly [number, number][],
+	cold: boolean,
+): number {
+	let total = 0;
+	for (const [, t] of now) total += t;
+	if (prev === null || cold) return total * rates.write;
+	let read = 0;
+	for (let i = 0; i < Math.min(prev.length, now.length); i++) {
+		const a = prev[i] as [number, number];
+		const b = now[i] as [number, number];
+		if (a[0] !== b[0] || a[1] !== b[1]) break;
+		read += b[1];
+	}
+	return read * rates.read + (total - read) * rates.write;
+}
+
+describe("the rent-or-buy bound", () => {
+	test("against never folding, the rule loses at most the rewrites it fired, at every point a session could end", () => {
+		const reasons = { rent: 0, cold: 0, budget: 0 };
+		fc.assert(
+			fc.property(streamArb, ({ rates, steps, budgetMinFreed }) => {
+				const blocks: Block[] = [];
+				let prevRule: [number, number][] | null = null;
+				let prevNever: [number, number][] | null = null;
+				let prevEnd = 0;
+				let costRule = 0;
+				let costNever = 0;
+				let rewrites = 0;
+				let id = 0;
+				steps.forEach((step, t) => {
+					// The request: everything so far, then this step's new blocks (never cached yet).
+					for (const b of step.blocks) {
+						blocks.push({
+							id: id++,
+							tokens: b.tokens,
+							digest: Math.min(b.digest, b.tokens),
+							candidate: b.candidate && b.tokens > b.digest,
+							delay: b.delay,
+							firstSent: t,
+							folded: false,
+							rented: 0,
+						});
+					}
+					const groups: PricedGroup[] = [];
+					let offset = 0;
+					blocks.forEach((b, k) => {
+						const size = b.folded ? b.digest : b.tokens;
+						if (b.candidate && !b.folded && t > b.firstSent + b.delay)
+							groups.push({
+								messageIndex: k,
+								offset,
+								freed: b.tokens - b.digest,
+								rentTokens: (b.tokens - b.digest) * b.rented,
+							});
+						offset += size;
+					});
+					const d = decidePriced({
+						rates,
+						groups,
+						cachedEnd: prevEnd,
+						cold: step.cold,
+						overBudget: step.overBudget,
+						budgetMinFreed,
+					});
+					if (d.fire) {
+						reasons[d.reason]++;
+						rewrites += d.event.rewrite;
+						const from = (groups[d.event.from] as PricedGroup).messageIndex;
+						for (const g of groups) if (g.messageIndex >= from) (blocks[g.messageIndex] as Block).folded = true;
+					}
+					const nowRule = blocks.map((b): [number, number] => [b.id, b.folded ? b.digest : b.tokens]);
+					const nowNever = blocks.map((b): [number, number] => [b.id, b.tokens]);
+					costRule += bill(rates, prevRule, nowRule, step.cold !== null);
+					costNever += bill(rates, prevNever, nowNever, step.cold !== null);
+					// The session could end here: the loss so far is bounded by the rewrites so far.
+					expect(costRule - costNever).toBeLessThanOrEqual(rewrites + 1e-6 * (1 + costNever));
+					// This request read every foldable block it kept: rent for the next decision.
+					for (const b of blocks) if (b.candidate && !b.folded && t > b.firstSent + b.delay) b.rented++;
+					prevRule = nowRule;
+					prevNever = nowNever;
+					prevEnd = nowRule.reduce((n, [, tok]) => n + tok, 0);
+				});
+			}),
+			{ numRuns: RUNS },
+		);
+		// The streams do fold, by each of the three reasons (the bound is not met by never firing).
+		expect(Math.min(reasons.rent, reasons.cold, reasons.budget)).toBeGreaterThan(0);
+	});
+});

@@ -1,0 +1,221 @@
+/**
+ * What the footer gauge and the status say under the priced rule: the next fold's wait in requests,
+ * a cold cache, nothing foldable yet, a fold made now or held back a request, and a fold's expected
+ * payback. Golden strings, from hand-built plans and from a session grown through planFold.
+ */
+import { describe, expect, test } from "bun:test";
+import { accountSession, PRICE_PRESETS, type Prices } from "../../src/core/accounting.ts";
+import type { FoldPlan } from "../../src/core/plan.ts";
+import { foldGeometry } from "../../src/core/policy/geometry.ts";
+import type { ColdReason, PricedDecision, PricedEvent, RelativeRates } from "../../src/core/policy/price.ts";
+import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
+import { paybackWords, renderFooter, renderGauge, renderStatus } from "../../src/core/status.ts";
+import { runGrowth } from "../helpers/session.ts";
+
+const geometry = foldGeometry({ ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} }, 80_000);
+const MODEL: RelativeRates = { read: 0.1, write: 1.25, basis: "model" };
+const waiting: PricedEvent = { from: 0, freed: 8_000, rewrite: 12_000, payback: 800, rent: 3_100 };
+
+const plan = (decision: PricedDecision, over: Partial<FoldPlan> = {}, cold: ColdReason | null = null): FoldPlan =>
+	({
+		type: "fold-plan",
+		state: decision.fire ? "fold" : "accumulating",
+		substitutions: [],
+		layer: null,
+		usage: { tokens: 30_000, source: "reported" },
+		usageAfter: 30_000,
+		geometry,
+		fixed: null,
+		pricing: { rates: MODEL, prices: { ...PRICE_PRESETS.anthropic }, cold, decision },
+		toolsWanted: null,
+		mass: 3_100,
+		maskedBlocks: 12,
+		maskedTokens: 41_000,
+		...over,
+	}) as FoldPlan;
+const wait = (e: Partial<PricedEvent>): PricedDecision => ({ fire: false, best: { ...waiting, ...e } });
+const fire = (reason: "rent" | "cold" | "budget", e: Partial<PricedEvent> = {}): PricedDecision => ({
+	fire: true,
+	reason,
+	event: { ...waiting, ...e },
+});
+
+describe("the gauge under the priced rule", () => {
+	test.each<[string, FoldPlan, string]>([
+		[
+			"waiting: requests to go, and rent against rewrite",
+			plan(wait({})),
+			"next fold in ~12 requests (old output has cost 3.1k of a 12k rewrite)",
+		],
+		[
+			"one request to go",
+			plan(wait({ rent: 11_500 })),
+			"next fold in ~1 request (old output has cost 12k of a 12k rewrite)",
+		],
+		[
+			"paid, yet not fired (it frees nothing beyond the tools): still one request at least",
+			plan(wait({ rent: 13_000 })),
+			"next fold in ~1 request (old output has cost 13k of a 12k rewrite)",
+		],
+		[
+			"nothing more to earn: it waits for the cache to go cold",
+			plan(wait({ payback: 0 })),
+			"next fold when the cache goes cold (old output has cost 3.1k of a 12k rewrite)",
+		],
+		[
+			"amounts below zero read as zero",
+			plan(wait({ rent: -5, rewrite: 900, payback: 100 })),
+			"next fold in ~10 requests (old output has cost 0 of a 900 rewrite)",
+		],
+		["nothing old enough yet", plan({ fire: false, best: null }), "next fold: nothing old enough to fold yet"],
+		["cold, with something waiting", plan(wait({}), {}, "idle"), "next fold: at once (cache cold)"],
+		[
+			"cold, with nothing yet",
+			plan({ fire: false, best: null }, {}, "idle"),
+			"next fold: nothing old enough to fold yet",
+		],
+		["folded now by rent", plan(fire("rent")), "folded now (re-reading old output had cost as much as the rewrite)"],
+		["folded now, cold", plan(fire("cold"), {}, "model-change"), "folded now (cache cold: the rewrite was free)"],
+		["folded now over the budget", plan(fire("budget")), "folded now (over the budget)"],
+		["at the floor", plan(wait({}), { state: "floor" }), "⚠ no more folds possible (over budget)"],
+		["window unknown", plan(wait({}), { geometry: null, state: "no-window" }), "next fold: window unknown"],
+	])("%s", (_name, p, expected) => {
+		expect(renderGauge(p)).toBe(expected);
+	});
+	test("a fold due but held back a request (the recall tools first) is not said to be made", () => {
+		const held = { state: "accumulating" as const, toolsWanted: "now" as const };
+		expect(renderGauge(plan(fire("rent"), held))).toBe(
+			"next fold: on the next request (re-reading old output has cost as much as the rewrite)",
+		);
+		expect(renderGauge(plan(fire("cold"), held, "idle"))).toBe(
+			"next fold: on the next request (cache cold: the rewrite is free)",
+		);
+		// Over the budget too: a fold is coming, not the floor.
+		expect(renderGauge(plan(fire("budget"), { ...held, state: "floor" }))).toBe(
+			"next fold: on the next request (over the budget)",
+		);
+	});
+	test("the footer", () => {
+		expect(renderFooter({ plan: plan(wait({})), events: 3, cacheAvg: 0.66 })).toBe(
+			"⧉ context-fold ×3 · ~41k tok masked · next fold in ~12 requests (old output has cost 3.1k of a 12k rewrite) · cache avg 66%",
+		);
+		expect(renderFooter({ plan: plan(fire("cold"), {}, "idle"), events: 1, cacheAvg: null, flags: ["⚠ x"] })).toBe(
+			"⧉ context-fold ×1 · ~41k tok masked · folded now (cache cold: the rewrite was free) · ⚠ x",
+		);
+		// The fixed ladder's threshold fraction means nothing to the priced gauge.
+		expect(
+			renderFooter({ plan: plan({ fire: false, best: null }), events: 0, cacheAvg: 0, thresholdFraction: 0.25 }),
+		).toBe("⧉ context-fold ×0 · ~41k tok masked · next fold: nothing old enough to fold yet · cache avg 0%");
+	});
+});
+
+describe("paybackWords", () => {
+	const anthropic: Prices = { ...PRICE_PRESETS.anthropic };
+	test.each<[string, PricedEvent, Prices | undefined, string]>([
+		[
+			"in tokens",
+			waiting,
+			undefined,
+			"rewrite ~12k tok-eq once, saves ~800 per later request: pays back after 15 requests",
+		],
+		[
+			"in dollars too",
+			waiting,
+			anthropic,
+			"rewrite ~12k tok-eq ($0.0360) once, saves ~800 ($0.0024) per later request: pays back after 15 requests",
+		],
+		[
+			"after one request",
+			{ ...waiting, rewrite: 700 },
+			undefined,
+			"rewrite ~700 tok-eq once, saves ~800 per later request: pays back after 1 request",
+		],
+		["never pays back", { ...waiting, payback: 0 }, undefined, "rewrite ~12k tok-eq once, saves ~0 per later request"],
+		[
+			"cold: it saves from the first request",
+			{ ...waiting, rewrite: -10_000 },
+			anthropic,
+			"saves from the first request: ~800 tok-eq ($0.0024) per request",
+		],
+		[
+			"zero prices: tokens only",
+			waiting,
+			{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+			"rewrite ~12k tok-eq once, saves ~800 per later request: pays back after 15 requests",
+		],
+	])("%s", (_name, e, prices, expected) => {
+		expect(paybackWords(e, prices)).toBe(expected);
+	});
+});
+
+describe("status under the priced rule", () => {
+	const accounting = accountSession([
+		{ type: "response", usage: { input: 0, output: 10, cacheRead: 9_000, cacheWrite: 1_000 }, timestamp: 0 },
+	]);
+	const status = (p: FoldPlan, prices?: Prices) =>
+		renderStatus({
+			plan: p,
+			events: 1,
+			accounting,
+			...(prices !== undefined && { prices: { ...prices } }),
+			flags: {},
+		});
+	test("waiting, with the model's prices", () => {
+		expect(status(plan(wait({})), PRICE_PRESETS.anthropic)).toBe(
+			[
+				"context-fold status",
+				"  folds: 1 event, 12 blocks masked, ~41k tok out of every request",
+				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold in ~12 requests (old output has cost 3.1k of a 12k rewrite)",
+				"  rule: priced (read 0.10×, write 1.25× the input price)",
+				"  payback: rewrite ~12k tok-eq ($0.0360) once, saves ~800 ($0.0024) per later request: pays back after 15 requests",
+				"  cache: 90% hit over the session, 90% on the last response (1 response)",
+				"  flags: none",
+			].join("\n"),
+		);
+	});
+	test("cold, decided in tokens, nothing to wait for", () => {
+		const p = plan(fire("cold", { rewrite: -10_000 }), {}, "idle");
+		p.pricing = { ...p.pricing, rates: { read: 0.1, write: 1.25, basis: "ratios" } };
+		expect(status(p).split("\n").slice(2, 5)).toEqual([
+			"  position: usage ~30k reported (38% of 80k, budget 60k); folded now (cache cold: the rewrite was free)",
+			"  rule: priced (the model declares no prices: decided in tokens with Anthropic's read/write ratios; cache cold: idle)",
+			"  payback: saves from the first request: ~800 tok-eq per request",
+		]);
+	});
+	test("nothing foldable yet: no payback line", () => {
+		const lines = status(plan({ fire: false, best: null })).split("\n");
+		expect(lines[2]).toBe(
+			"  position: usage ~30k reported (38% of 80k, budget 60k); next fold: nothing old enough to fold yet",
+		);
+		expect(lines.some((l) => l.startsWith("  payback:"))).toBe(false);
+	});
+});
+
+describe("the gauge along a grown session", () => {
+	test("waiting, one request to go, folded now, then waiting again from no rent", () => {
+		const run = runGrowth({ turns: 31, resultTokens: 1_700, window: 100_000, settings: { fixedFolds: false } });
+		const at = run.plans.findIndex((p) => p.layer !== null);
+		expect(at).toBe(29);
+		expect(run.plans.slice(12, 31).map((p) => renderGauge(p))).toEqual([
+			"next fold: nothing old enough to fold yet",
+			"next fold in ~134 requests (old output has cost 0 of a 22k rewrite)",
+			"next fold in ~66 requests (old output has cost 163 of a 22k rewrite)",
+			"next fold in ~44 requests (old output has cost 489 of a 22k rewrite)",
+			"next fold in ~32 requests (old output has cost 977 of a 22k rewrite)",
+			"next fold in ~25 requests (old output has cost 1.6k of a 21k rewrite)",
+			"next fold in ~20 requests (old output has cost 2.4k of a 21k rewrite)",
+			"next fold in ~16 requests (old output has cost 3.4k of a 21k rewrite)",
+			"next fold in ~13 requests (old output has cost 4.6k of a 21k rewrite)",
+			"next fold in ~11 requests (old output has cost 5.9k of a 21k rewrite)",
+			"next fold in ~9 requests (old output has cost 7.3k of a 21k rewrite)",
+			"next fold in ~7 requests (old output has cost 9.0k of a 21k rewrite)",
+			"next fold in ~6 requests (old output has cost 11k of a 21k rewrite)",
+			"next fold in ~4 requests (old output has cost 13k of a 21k rewrite)",
+			"next fold in ~3 requests (old output has cost 15k of a 21k rewrite)",
+			"next fold in ~2 requests (old output has cost 17k of a 21k rewrite)",
+			"next fold in ~1 request (old output has cost 20k of a 21k rewrite)",
+			"folded now (re-reading old output had cost as much as the rewrite)",
+			"next fold in ~134 requests (old output has cost 0 of a 22k rewrite)",
+		]);
+	});
+});
