@@ -835,7 +835,7 @@ export function renderHookReport(r: HookBenchResult): string {
 	out.push("## context hook: cost per request");
 	out.push("");
 	out.push(
-		`Settings: DEFAULT_SETTINGS (foldAt ${r.settings.foldAt}, foldStep ${r.settings.foldStep}, tail ${r.settings.tail}); system prompt ${r.systemTokens} tokens; seed 0x${r.seed.toString(16)}.`,
+		`Settings: DEFAULT_SETTINGS (the priced rule at Anthropic's ratios, tail ${r.settings.tail}); system prompt ${r.systemTokens} tokens; seed 0x${r.seed.toString(16)}.`,
 	);
 	out.push(
 		`Window: ${Object.entries(r.windows)
