@@ -100,14 +100,15 @@ export function allArms(quick: boolean): ArmSpec[] {
 }
 
 /**
- * Which sessions the fold-at × fold-step sweep replays: every one; the default, every session but the
- * cut ones (they replay the recorded traces' first prompts, and would double the benchmark's time);
- * or none.
+ * Which sessions the fold-at × fold-step sweep (fold points pinned by hand) replays: every one; the
+ * default, the whole recorded traces only (since the rule is priced, the grid is a comparison, not
+ * the default's tuning, and it would triple the benchmark's time); or none.
  */
 export type SweepScope = "all" | "default" | "none";
 
 export function armsFor(kind: "recorded" | "cut" | "generated", quick: boolean, sweep: SweepScope): ArmSpec[] {
 	if (quick) return allArms(true);
-	const swept = sweep === "all" || (sweep === "default" && kind !== "cut");
-	return swept ? allArms(false) : [RAW, NATIVE, DEFAULTS, FIXED_010, COMPACT_NATIVE];
+	const swept = sweep === "all" || (sweep === "default" && kind === "recorded");
+	const base = [RAW, NATIVE, DEFAULTS, ...(kind === "cut" ? [] : [NO_INPUTS]), FIXED_010, COMPACT_NATIVE];
+	return swept ? [...base, ...sweepArms()] : base;
 }

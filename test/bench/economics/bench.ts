@@ -79,6 +79,8 @@ export interface TraceResult {
 	 * sit before every message, so adding them at the fold invalidates the cached part too).
 	 */
 	lazyTools: { before: number; saved: number; extra: number } | null;
+	/** The floor with results and thinking only (before inputs and stale blocks could fold), headline billing. */
+	floorResultsOnly: ArmTotals | null;
 	/** `context-fold simulate` on the same trace (the CLI's own replay and billing). */
 	simulate: SimulateAgreement;
 	problems: string[];
@@ -212,11 +214,12 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			return out;
 		};
 		const main = measureAll(headline);
+		let floorResultsOnly: ArmTotals | null = null;
 		if (floorJob?.floor && floorJob.floorResultsOnly) {
 			const now = measureFloor(floorJob.floor.records, headline, 0).totals;
-			const before = measureFloor(floorJob.floorResultsOnly.records, headline, 0).totals;
+			floorResultsOnly = measureFloor(floorJob.floorResultsOnly.records, headline, 0).totals;
 			o.log(
-				`[economics] ${t.name} floor (${headline.name}): $${now.cost.toFixed(2)} with inputs and stale blocks, $${before.cost.toFixed(2)} results and thinking only`,
+				`[economics] ${t.name} floor (${headline.name}): $${now.cost.toFixed(2)} with inputs and stale blocks, $${floorResultsOnly.cost.toFixed(2)} results and thinking only`,
 			);
 		}
 		const billed: Record<string, ArmTotals[]> = { [headline.name]: main.map((m) => m.result.totals) };
@@ -293,6 +296,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			folds,
 			overBudget,
 			lazyTools: lazyTools(def?.rows ?? [], overhead?.tokens ?? 0, headline),
+			floorResultsOnly,
 			simulate: simulateTrace(t, fixedPromptTokens(runOf(NATIVE.id), headline.charsPerToken), window),
 			problems,
 			files: { csv: relative(REPO, files.csv), svg: relative(REPO, files.svg) },

@@ -3,7 +3,7 @@
  * is what `npm run bench` can pass through): CF_ECON_QUICK=1 (one session, three arms), CF_ECON_TRACE
  * (only sessions whose name contains one of its comma-separated words, e.g. `generated,p15`),
  * CF_ECON_SWEEP (all | default | none: which sessions the fold-at × fold-step sweep covers; default:
- * all but the cut ones), CF_ECON_PRICES="input,output,cacheRead,cacheWrite" ($ per million, billed as
+ * the whole recorded traces), CF_ECON_PRICES="input,output,cacheRead,cacheWrite" ($ per million, billed as
  * an extra sensitivity run), CF_ECON_JOBS (replays at a time, default 2).
  */
 import { relative } from "node:path";

@@ -110,6 +110,8 @@ export function renderEconomicsReport(r: EconomicsResult): string {
 
 	out.push(...sensitivitySection(r), "");
 
+	out.push(...inputsSection(r), "");
+
 	out.push("### Fixed cost of the recall tools", "");
 	for (const t of r.traces) {
 		const o = t.overhead;
@@ -453,4 +455,26 @@ function tok(n: number): string {
 	if (n >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
 	if (n >= 1e4) return `${Math.round(n / 1000)}k`;
 	return n.toLocaleString("en-US");
+}
+
+/** What folding tool-call inputs and stale output added: the floor before and after, the defaults with and without. */
+function inputsSection(r: EconomicsResult): string[] {
+	const rows = r.traces.flatMap((t) => {
+		const native = armOf(t, r.headline, "native");
+		if (!native || native.cost <= 0) return [];
+		const x = (cost: number | undefined) => (cost === undefined ? "not run" : `${(cost / native.cost).toFixed(3)}×`);
+		return [
+			`| ${t.name} | ${usd(native.cost)} | ${x(t.floorResultsOnly?.cost)} | ${x(armOf(t, r.headline, "floor")?.cost)} | ${x(armOf(t, r.headline, "cf-default")?.cost)} | ${x(armOf(t, r.headline, "cf-no-inputs")?.cost)} |`,
+		];
+	});
+	if (rows.length === 0) return [];
+	return [
+		"### Folding tool-call inputs and stale output",
+		"",
+		"The floor (everything maskable masked for free) with only tool results and thinking maskable, as before inputs folded, and with long tool-call inputs and superseded or duplicate output maskable too; the defaults with input folding, and without it (`cf-no-inputs`, run on the sessions whose arms include it). Headline billing, × native.",
+		"",
+		"| session | native | floor, results and thinking only | floor, with inputs and stale output | defaults | defaults without input folding |",
+		"| --- | ---: | ---: | ---: | ---: | ---: |",
+		...rows,
+	];
 }
