@@ -14,6 +14,7 @@ import {
 	type RecordedRequest,
 	type Reply,
 	replySequence,
+	runJson,
 	runPrint,
 	type Scenario,
 	startRpc,
@@ -28,6 +29,9 @@ const RECALL = "recall_folded";
 const UNFOLD = "unfold";
 const TOOLS_NOTE = "context-fold-tools";
 const NAV = join(import.meta.dir, "fixtures/nav.ts");
+const DROPPER = join(import.meta.dir, "fixtures/tool-dropper.ts");
+/** Another extension's tool, registered after context-fold's: the declaration must keep it, in place. */
+const OTHER_TOOL = join(import.meta.dir, "fixtures/nested-write.ts");
 /** An hour ahead: every request after the first response is idle past the 5-minute cache lifetime. */
 const HOUR_LATER = { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: "3600000" };
 
@@ -123,9 +127,20 @@ forEachPiVersion((version) => {
 					compaction: { enabled: false },
 					env: { ...HOUR_LATER, CONTEXTFOLD_TAIL: "2000" },
 				});
-				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "run the chain", extensions: [bundle] }));
+				const extensions = [bundle, OTHER_TOOL];
+				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "run the chain", extensions }));
 				const reqs = turnRequests(s);
 				expect(reqs).toHaveLength(7);
+				expect(toolNames(reqs[0] as RecordedRequest)).toEqual(["read", "bash", "edit", "write", "nested_write"]);
+				expect(toolNames(reqs.at(-1) as RecordedRequest)).toEqual([
+					"read",
+					"bash",
+					"edit",
+					"write",
+					"nested_write",
+					RECALL,
+					UNFOLD,
+				]);
 				const first = reqs.findIndex((r) => foldedCodes(r).length > 0);
 				expect(first).toBeGreaterThan(1);
 				for (const [i, r] of reqs.entries()) expect(declares(r)).toBe(i >= first);
@@ -146,7 +161,7 @@ forEachPiVersion((version) => {
 						sandbox: s.sandbox,
 						prompt: "go on",
 						continue: true,
-						extensions: [bundle],
+						extensions,
 						env: { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: "0" },
 					}),
 				);
@@ -377,6 +392,45 @@ forEachPiVersion((version) => {
 				const backOnA = turnRequests(s)[8] as RecordedRequest;
 				expect(JSON.stringify(backOnA.body.tools)).toBe(JSON.stringify(lastA.body.tools));
 				expect(foldedCodes(backOnA).length).toBeGreaterThan(0);
+				expectNoDigestUndeclared(turnRequests(s));
+			},
+			TIMEOUT,
+		);
+		test(
+			"another extension takes them out after a fold: that request goes out without digests, the next one has both back",
+			async () => {
+				const s = await scenario({
+					foldRule: "priced",
+					fake: {
+						script: replySequence([...chain("o", 6, 1500), bash("echo after", "call_after"), text("done again")]),
+					},
+					model: { contextWindow: 100_000 },
+					compaction: { enabled: false },
+					env: { CONTEXTFOLD_TAIL: "2000" },
+				});
+				expectSuccess(
+					await runPrint({ version, sandbox: s.sandbox, prompt: "run", extensions: [bundle], env: HOUR_LATER }),
+				);
+				const before = turnRequests(s);
+				expect(before).toHaveLength(7);
+				expect(foldedCodes(before.at(-1) as RecordedRequest).length).toBeGreaterThan(0);
+				const foldsBefore = layers(s).length;
+				// Warm now (no clock offset): no new fold is due, only the folds on record need the tools.
+				expectSuccess(
+					await runJson({
+						version,
+						sandbox: s.sandbox,
+						prompt: ["/cf-drop-tools", "go on"],
+						continue: true,
+						extensions: [bundle, DROPPER],
+					}),
+				);
+				const [dropped, back] = turnRequests(s).slice(7) as [RecordedRequest, RecordedRequest];
+				expect(declares(dropped)).toBe(false);
+				expect(foldedCodes(dropped)).toEqual([]);
+				expect(declares(back)).toBe(true);
+				expect(foldedCodes(back)).toEqual(foldedCodes(before.at(-1) as RecordedRequest));
+				expect(layers(s)).toHaveLength(foldsBefore);
 				expectNoDigestUndeclared(turnRequests(s));
 			},
 			TIMEOUT,

@@ -174,7 +174,9 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				onCommit: (layer, view) => seeds.onFold(ctx, layer, state.index.layers.at(-2), view),
 			});
 			rt.lastOutcome = outcome;
-			if (tools !== undefined && outcome.plan.toolsWanted !== null) declareTools(rt, ctx, fault);
+			// Wanted by the plan, or owed to the branch's layers (another extension took them out).
+			if (tools !== undefined && (outcome.plan.toolsWanted !== null || state.index.layers.length > 0))
+				declareTools(rt, ctx, fault);
 			rt.inputRequest = outcome.appliedInputs > 0 ? requestModel(ctx) : undefined;
 			reportOutcome(rt, ctx, outcome);
 			debug?.(ctx, () => requestLine(rt, outcome));
@@ -192,16 +194,16 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 }
 
 /**
- * A plan wants the recall tools: declare them for the next request. When Pi will not (a `--tools`
- * list that leaves them out, another extension's tool of the same name, an error), nothing folds, and
- * the user hears why once.
+ * A plan wants the recall tools, or the branch's folds need them: declare them for the next request.
+ * When Pi will not (a `--tools` list that leaves them out, another extension's tool of the same name,
+ * an error), nothing folds, and the user hears why once.
  */
 function declareTools(rt: Runtime, ctx: ExtensionContext, fault: string | undefined): void {
 	if (rt.recall.declare(ctx, fault)) return;
 	rt.notices.once(
 		ctx,
 		"tools-undeclared",
-		`a fold is due, but the recall tools (${RECALL_TOOL}, ${UNFOLD_TOOL}) could not be declared to the model${rt.recall.registered() ? "" : " (they are not among the tools Pi offers: a --tools list that leaves them out?)"}. context-fold folds nothing while the model cannot recall what it folds; the session goes on unfolded.`,
+		`the recall tools (${RECALL_TOOL}, ${UNFOLD_TOOL}) could not be declared to the model${rt.recall.registered() ? "" : " (they are not among the tools Pi offers: a --tools list that leaves them out?)"}. context-fold folds nothing while the model cannot recall what it folds; the session goes on unfolded.`,
 		"warning",
 	);
 }
