@@ -78,6 +78,32 @@ function declarationChars(req: RecordedRequest): { tools: number; system: number
 const RENT_WINDOW = { model: { contextWindow: 24_000 }, compaction: { enabled: false } };
 const RENT_ENV = { CONTEXTFOLD_TAIL: "2000" };
 
+/**
+ * Six bash calls of ~1.5k tokens, then `after`, in a 100k window with a 2k tail: cold (an hour past
+ * the last response, unless `clock` is false) on every request after the first, it folds from its
+ * fourth request on.
+ */
+function coldChain(prefix: string, options: { after?: Reply[]; env?: Record<string, string>; clock?: boolean } = {}) {
+	return scenario({
+		foldRule: "priced",
+		fake: { script: replySequence([...chain(prefix, 6, 1500), ...(options.after ?? [])]) },
+		model: { contextWindow: 100_000 },
+		compaction: { enabled: false },
+		env: { ...(options.clock === false ? {} : HOUR_LATER), CONTEXTFOLD_TAIL: "2000", ...options.env },
+	});
+}
+
+/** Nothing folded and nothing declared, the session file has neither, and one warning said why. */
+function expectNothingFolded(s: Scenario, stderr: string): void {
+	for (const q of turnRequests(s)) {
+		expect(declares(q)).toBe(false);
+		expect(foldedCodes(q)).toEqual([]);
+	}
+	expect(stderr.split("\n").filter((l) => l.includes("could not be declared"))).toHaveLength(1);
+	expect(layers(s)).toEqual([]);
+	expect(notes(s)).toEqual([]);
+}
+
 /** No request carries a digest without recall_folded among its tools. */
 function expectNoDigestUndeclared(reqs: readonly RecordedRequest[]): void {
 	for (const r of reqs) if (foldedCodes(r).length > 0) expect(toolNames(r)).toContain(RECALL);
@@ -120,13 +146,7 @@ forEachPiVersion((version) => {
 		test(
 			"a session that folds declares them one request before its first digest; a resume keeps them",
 			async () => {
-				const s = await scenario({
-					foldRule: "priced",
-					fake: { script: replySequence([...chain("f", 6, 1500), text("resumed")]) },
-					model: { contextWindow: 100_000 },
-					compaction: { enabled: false },
-					env: { ...HOUR_LATER, CONTEXTFOLD_TAIL: "2000" },
-				});
+				const s = await coldChain("f", { after: [text("resumed")] });
 				const extensions = [bundle, OTHER_TOOL];
 				expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "run the chain", extensions }));
 				const reqs = turnRequests(s);
@@ -324,13 +344,8 @@ forEachPiVersion((version) => {
 					);
 					const reqs = turnRequests(s);
 					expect(reqs).toHaveLength(15);
-					for (const q of reqs) {
-						expect(toolNames(q)).toEqual(["read", "bash"]);
-						expect(foldedCodes(q)).toEqual([]);
-					}
-					expect(r.stderr.split("\n").filter((l) => l.includes("could not be declared"))).toHaveLength(1);
-					expect(layers(s)).toEqual([]);
-					expect(notes(s)).toEqual([]);
+					for (const q of reqs) expect(toolNames(q)).toEqual(["read", "bash"]);
+					expectNothingFolded(s, r.stderr);
 				},
 				TIMEOUT,
 			);
@@ -339,23 +354,10 @@ forEachPiVersion((version) => {
 		test(
 			"declaring fails (CONTEXTFOLD_TEST_FAULT=tools): no digest ever goes out, one warning, every turn goes ahead",
 			async () => {
-				const s = await scenario({
-					foldRule: "priced",
-					fake: { script: replySequence(chain("q", 6, 1500)) },
-					model: { contextWindow: 100_000 },
-					compaction: { enabled: false },
-					env: { ...HOUR_LATER, CONTEXTFOLD_TAIL: "2000", CONTEXTFOLD_TEST_FAULT: "tools" },
-				});
+				const s = await coldChain("q", { env: { CONTEXTFOLD_TEST_FAULT: "tools" } });
 				const r = expectSuccess(await runPrint({ version, sandbox: s.sandbox, prompt: "run", extensions: [bundle] }));
-				const reqs = turnRequests(s);
-				expect(reqs).toHaveLength(7);
-				for (const q of reqs) {
-					expect(declares(q)).toBe(false);
-					expect(foldedCodes(q)).toEqual([]);
-				}
-				expect(r.stderr.split("\n").filter((l) => l.includes("could not be declared"))).toHaveLength(1);
-				expect(layers(s)).toEqual([]);
-				expect(notes(s)).toEqual([]);
+				expect(turnRequests(s)).toHaveLength(7);
+				expectNothingFolded(s, r.stderr);
 			},
 			TIMEOUT,
 		);
@@ -363,13 +365,7 @@ forEachPiVersion((version) => {
 		test(
 			"the declaration follows the branch: off on a branch from before it, on again back on the folded branch",
 			async () => {
-				const s = await scenario({
-					foldRule: "priced",
-					fake: { script: replySequence([...chain("t", 6, 1500), text("on B"), text("back on A")]) },
-					model: { contextWindow: 100_000 },
-					compaction: { enabled: false },
-					env: { ...HOUR_LATER, CONTEXTFOLD_TAIL: "2000" },
-				});
+				const s = await coldChain("t", { after: [text("on B"), text("back on A")] });
 				const rpc = await startRpc({ version, sandbox: s.sandbox, extensions: [bundle, NAV] });
 				s.defer(() => rpc.close());
 				await rpc.promptAndWait("run the chain");
@@ -399,14 +395,9 @@ forEachPiVersion((version) => {
 		test(
 			"another extension takes them out after a fold: that request goes out without digests, the next one has both back",
 			async () => {
-				const s = await scenario({
-					foldRule: "priced",
-					fake: {
-						script: replySequence([...chain("o", 6, 1500), bash("echo after", "call_after"), text("done again")]),
-					},
-					model: { contextWindow: 100_000 },
-					compaction: { enabled: false },
-					env: { CONTEXTFOLD_TAIL: "2000" },
+				const s = await coldChain("o", {
+					after: [bash("echo after", "call_after"), text("done again")],
+					clock: false,
 				});
 				expectSuccess(
 					await runPrint({ version, sandbox: s.sandbox, prompt: "run", extensions: [bundle], env: HOUR_LATER }),
