@@ -8,7 +8,7 @@ import type { PriceSchedule } from "../../core/accounting.ts";
 import type { ViewMessage } from "../../core/blocks.ts";
 import { valueAt } from "../../core/inputs.ts";
 import { layerMasks } from "../../core/layers.ts";
-import { type FoldPlan, planFold, type Substitution } from "../../core/plan.ts";
+import { type FoldPlan, type PlanInput, planFold, type Substitution } from "../../core/plan.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
 import { buildView, type PiEntry, type PiMessage } from "../../core/session/view.ts";
 import type { Settings } from "../../core/settings.ts";
@@ -35,6 +35,12 @@ export interface HookDeps {
 	prices?(): PriceSchedule | null;
 	/** Why the cached prefix is gone for this request (see core/cache-life.ts), or null. */
 	cold?(messages: readonly PiMessage[]): ColdReason | null;
+	/**
+	 * The recall tools are not declared on this request (see RecallDeclaration): what declaring them
+	 * costs. The planner then holds any fold back, and no digest goes out, frozen ones included.
+	 * Undefined: they are declared.
+	 */
+	tools?(): PlanInput["tools"];
 	/** Persist a fold record; throws when the session cannot take it. */
 	persist(record: NonNullable<FoldPlan["layer"]>): void;
 	/** Test seam: make a named stage fail on purpose. */
@@ -90,6 +96,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		deps.state.views,
 	);
 	const tView = performance.now();
+	const tools = deps.tools?.();
 	const plan = planFold({
 		messages: view,
 		index: deps.state.index,
@@ -107,9 +114,11 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		...(deps.memory !== undefined && { digestNote: MEMORY_NOTE }),
 		inputs: deps.foldInputs?.() ?? true,
 		...cwdOf(deps),
+		...(tools !== undefined && { tools }),
 	});
 	const tPlan = performance.now();
-	let substitutions = plan.substitutions;
+	// A digest the model cannot recall loses the original from its view: without the tools, none goes out.
+	let substitutions = tools === undefined ? plan.substitutions : [];
 	let persistFailed: Error | undefined;
 	if (plan.layer !== null) {
 		try {
@@ -152,7 +161,11 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		}
 	}
 	return {
-		plan: persistFailed ? { ...plan, layer: null } : plan,
+		plan: persistFailed
+			? { ...plan, layer: null }
+			: tools !== undefined && plan.maskedBlocks > 0
+				? { ...plan, substitutions: [], maskedBlocks: 0, maskedTokens: 0 }
+				: plan,
 		applied: substitutions.length,
 		appliedInputs: substitutions.filter((s) => s.path !== undefined).length,
 		skipped,

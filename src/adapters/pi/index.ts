@@ -9,6 +9,7 @@ import { redactSecrets } from "../../core/seed/redact.ts";
 import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
 import type { PiMessage } from "../../core/session/view.ts";
 import { isDisabled } from "../../core/settings.ts";
+import { RECALL_TOOLS_TOKENS } from "../../core/simulate/summary.ts";
 import { sha256 } from "../../store/hash.ts";
 import { registerAdvisories } from "./advisories.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";
@@ -21,7 +22,7 @@ import { checkInputRefusal, inputsAllowed, requestModel } from "./refusal.ts";
 import { Runtime, sessionCwd } from "./runtime.ts";
 import { registerSeed, SeedWriter } from "./seed.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
-import { isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
+import { declarationRebuildsPrefix, isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
 
 export default function contextFold(pi: ExtensionAPI): void {
 	const env = process.env;
@@ -91,11 +92,14 @@ function registerLifecycle(rt: Runtime, claim: ReturnType<typeof claimInstance>)
 				"warning",
 			);
 		}
+		// After the sync above; declares the recall tools iff the session's requests were sent with them.
+		rt.reconcileTools(ctx);
 		rt.showFooter(ctx);
 	});
 	pi.on("session_tree", (_event, ctx) => {
-		// A new branch: state is rebuilt from the entries on it at the next request.
+		// A new branch: state is rebuilt from the entries on it, and the recall tools follow it.
 		rt.state = new LiveBranch();
+		rt.reconcileTools(ctx);
 		rt.showFooter(ctx);
 	});
 	pi.on("session_shutdown", () => {
@@ -142,6 +146,12 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 			if (rt.ctx === undefined) rt.bind(ctx);
 			const state = rt.state;
 			const messages = event.messages as unknown as PiMessage[];
+			// The recall tools on this request: declared, or what declaring them would cost.
+			const live = rt.recall.live();
+			const declaredFresh = live && rt.recall.takeFresh();
+			const tools = live
+				? undefined
+				: { declared: false as const, rebuildsPrefix: declarationRebuildsPrefix(ctx), tokens: RECALL_TOOLS_TOKENS };
 			const outcome = runContextHook(messages, {
 				state,
 				settings: rt.settings,
@@ -153,7 +163,9 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				foldInputs: () => env.CONTEXTFOLD_TEST_NO_INPUTS !== "1" && inputsAllowed(rt, ctx),
 				cwd: () => sessionCwd(ctx),
 				prices: () => rt.pricesOf(ctx),
-				cold: (sent) => rt.coldFor(ctx, sent),
+				// The first request after a declaration that rebuilt the prompt rewrites it all anyway.
+				cold: (sent) => rt.coldFor(ctx, sent) ?? (declaredFresh ? "tools" : null),
+				tools: () => tools,
 				persist: (layer: FrozenLayer) => rt.pi.appendEntry(FOLD_ENTRY_TYPE, layer),
 				fault,
 				dumpPath,
@@ -162,6 +174,9 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				onCommit: (layer, view) => seeds.onFold(ctx, layer, state.index.layers.at(-2), view),
 			});
 			rt.lastOutcome = outcome;
+			// Wanted by the plan, or owed to the branch's layers (another extension took them out).
+			if (tools !== undefined && (outcome.plan.toolsWanted !== null || state.index.layers.length > 0))
+				declareTools(rt, ctx, fault);
 			rt.inputRequest = outcome.appliedInputs > 0 ? requestModel(ctx) : undefined;
 			reportOutcome(rt, ctx, outcome);
 			debug?.(ctx, () => requestLine(rt, outcome));
@@ -176,6 +191,21 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 		}
 		return undefined;
 	});
+}
+
+/**
+ * A plan wants the recall tools, or the branch's folds need them: declare them for the next request.
+ * When Pi will not (a `--tools` list that leaves them out, another extension's tool of the same name,
+ * an error), nothing folds, and the user hears why once.
+ */
+function declareTools(rt: Runtime, ctx: ExtensionContext, fault: string | undefined): void {
+	if (rt.recall.declare(ctx, fault)) return;
+	rt.notices.once(
+		ctx,
+		"tools-undeclared",
+		`the recall tools (${RECALL_TOOL}, ${UNFOLD_TOOL}) could not be declared to the model${rt.recall.registered() ? "" : " (they are not among the tools Pi offers: a --tools list that leaves them out?)"}. context-fold folds nothing while the model cannot recall what it folds; the session goes on unfolded.`,
+		"warning",
+	);
 }
 
 /** What the user must hear about one request: a fold that could not be recorded, blocks another extension reshaped. */

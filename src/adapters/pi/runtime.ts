@@ -20,6 +20,7 @@ import { type Clock, clockFrom } from "./clock.ts";
 import type { HookOutcome } from "./context-hook.ts";
 import { Notices } from "./notices.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
+import { RecallDeclaration } from "./tools.ts";
 
 export const STATUS_KEY = "context-fold";
 
@@ -50,6 +51,8 @@ export class Runtime {
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
 	readonly clock: Clock;
+	/** When the recall tools are declared to the model (tools.ts). */
+	readonly recall: RecallDeclaration;
 
 	constructor(
 		readonly pi: ExtensionAPI,
@@ -57,10 +60,34 @@ export class Runtime {
 	) {
 		this.resolved = loadSettings(env);
 		this.clock = clockFrom(env);
+		this.recall = new RecallDeclaration(pi as unknown as ConstructorParameters<typeof RecallDeclaration>[0]);
 	}
 
 	get settings() {
 		return this.resolved.settings;
+	}
+
+	/**
+	 * The recall tools are declared from the start (eager) under the fixed ladder, with the test seam
+	 * CONTEXTFOLD_TEST_EAGER_TOOLS=1 (the economics benchmark's eager arm), or when the user named
+	 * them in `--tools`; else lazily, from the first fold on (see RecallDeclaration).
+	 */
+	eagerTools(): boolean {
+		return this.settings.fixedFolds || this.env.CONTEXTFOLD_TEST_EAGER_TOOLS === "1" || this.recall.userSelected();
+	}
+
+	/**
+	 * At session start and on a branch switch: Pi's active tools as the branch's requests were sent
+	 * (declared when eager, or when the branch holds a fold layer or the declaration note). Syncs the
+	 * branch state first. Never throws.
+	 */
+	reconcileTools(ctx: ExtensionContext): void {
+		try {
+			if (!this.sync(ctx)) return;
+			this.recall.reconcile(ctx, branchOf(ctx.sessionManager), this.state.index.layers.length, this.eagerTools());
+		} catch {
+			// The hook checks the active tools on every request: no digest goes out undeclared.
+		}
 	}
 
 	/** The clock for cache-lifetime reasoning (clock.ts: its test seams). */
