@@ -5,7 +5,7 @@
 // the fake model received and from the session file.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { RECALL_TOOLS_TOKENS } from "../../src/core/simulate/summary.ts";
+import { RECALL_TOOLS_TOKENS } from "../../src/core/recall-tools.ts";
 import { bigOutputCommand, dynamicSequence, ensureBundle, foldedCodes, scenarioPool } from "./cf.ts";
 import {
 	bash,

@@ -5,11 +5,11 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { escapeControls } from "../../core/escape.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
+import { RECALL_TOOLS_TOKENS } from "../../core/recall-tools.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
 import type { PiMessage } from "../../core/session/view.ts";
 import { isDisabled } from "../../core/settings.ts";
-import { RECALL_TOOLS_TOKENS } from "../../core/simulate/summary.ts";
 import { sha256 } from "../../store/hash.ts";
 import { registerAdvisories } from "./advisories.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";

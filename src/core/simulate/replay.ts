@@ -78,6 +78,8 @@ export interface ReplayedRequest {
 	fold: ReplayedFold | null;
 	/** A compaction took effect since the previous request, in the recording. */
 	compacted: boolean;
+	/** The folded arm's request carried the recall tools (declared lazily under the priced rule). */
+	toolsDeclared: boolean;
 	/** The folded arm compacted (deterministically, by Pi's rule) just before this request. */
 	armCompacted: boolean;
 	/** The request serialized per message, without folding and with this replay's folds. */
@@ -120,6 +122,7 @@ export function replaySession(input: ReplayInput): Replay {
 		views: { recorded: new ViewCache(), arm: arm === recorded ? null : new ViewCache() },
 		parts: { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap(), calls: new WeakMap() },
 		compactionSeen: null,
+		tools: { declared: input.settings.fixedFolds, coldNext: false },
 	};
 	const requests: ReplayedRequest[] = [];
 

@@ -9,6 +9,7 @@ import { cacheLifetimeMs, coldReason, recentResponses } from "../cache-life.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
 import type { ColdReason } from "../policy/price.ts";
+import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { type BranchReplay, modelKey } from "../session/branch-state.ts";
 import { buildView, messageKey, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { ViewCache } from "../session/view-cache.ts";
@@ -32,6 +33,13 @@ export interface ReplayState {
 	views: { recorded: ViewCache; arm: ViewCache | null };
 	parts: SerializationCache;
 	compactionSeen: PiEntry | null;
+	/**
+	 * The recall tools in the folded arm, as the extension declares them: from the start under the
+	 * fixed ladder; under the priced rule from the request after a plan wants them, and that request
+	 * rewrites the whole prefix (the declaration rebuilds the system prompt: Pi 0.80.6, and 1.6.0 but
+	 * for Anthropic models that take tool changes mid-conversation), so it is cold.
+	 */
+	tools: { declared: boolean; coldNext: boolean };
 }
 
 function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
@@ -61,7 +69,10 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 	c.compactionSeen = c.recorded.context.latestCompaction;
 	const baseView = viewOf(c, c.recorded, c.views.recorded);
 	const target = targetOf(c.input, m);
+	const toolsDeclared = c.tools.declared;
 	const { plan: p, view: armView, armCompacted } = planArm(c, baseView, target);
+	c.tools.coldNext = false;
+	if (!toolsDeclared && p.toolsWanted !== null) c.tools = { declared: true, coldNext: true };
 	const recorded = recordedUsageOf(m);
 	if (recorded.prompt > 0) c.simulatedUsage.set(entry.id, armUsage(c, baseView, armView, p, recorded));
 	const g = p.geometry;
@@ -87,6 +98,7 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		fold: p.layer === null ? null : foldOf(p.layer),
 		compacted,
 		armCompacted,
+		toolsDeclared,
 		baseParts: serializeView(c.parts, baseView, null),
 		foldedParts: serializeView(c.parts, armView, p.substitutions),
 	};
@@ -136,7 +148,10 @@ function planArm(
 			inputs: !c.recorded.inputsRefused.has(modelKey(target.provider, target.model)),
 			...(c.input.cwd !== undefined && { cwd: c.input.cwd }),
 			prices: c.input.pricesFor?.(target.provider, target.model) ?? null,
-			cold: coldOf(c, target),
+			cold: c.tools.coldNext ? "tools" : coldOf(c, target),
+			...(!c.tools.declared && {
+				tools: { declared: false as const, rebuildsPrefix: true, tokens: RECALL_TOOLS_TOKENS },
+			}),
 		});
 	let view = c.views.arm === null ? baseView : viewOf(c, arm, c.views.arm);
 	let p = plan(view);

@@ -6,6 +6,7 @@
 import type { PriceSchedule } from "../accounting.ts";
 import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
 import { type FrozenLayer, layerMasks } from "../layers.ts";
+import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
 
@@ -41,17 +42,6 @@ export interface Overhead {
 	/** What context-fold adds to every request of the folded arm: its two tools and their prompt lines. */
 	extension: number;
 }
-
-/**
- * Tokens context-fold's recall_folded and unfold declarations add to every request that carries them
- * (tool schemas plus their system-prompt lines), chars/4: measured on the wire in real Pi 1.6.0 as
- * +1,216 chars of tools array and +999 chars of system prompt (Pi 0.80.6: +1,246 and +999, 561
- * tokens). The planner charges a first fold event this much per later request for declaring them
- * (lazy declaration), and `simulate` charges the folded arm with it. test/e2e/lazy-tools.test.ts
- * re-measures it on both versions; test/adapters/pi/tools-size.test.ts checks it against the
- * declarations themselves.
- */
-export const RECALL_TOOLS_TOKENS = 554;
 
 export interface SimulationSummary {
 	requests: number;
@@ -132,7 +122,12 @@ export function billReplay(
 		return {
 			request: r,
 			baseline: base.bill({ ...common, fixedTokens: overhead.tokens, parts: r.baseParts }),
-			folded: folded.bill({ ...common, fixedTokens: overhead.tokens + overhead.extension, parts: r.foldedParts }),
+			// The recall tools go out from the request that declares them on (all of them under the fixed ladder).
+			folded: folded.bill({
+				...common,
+				fixedTokens: overhead.tokens + (r.toolsDeclared ? overhead.extension : 0),
+				parts: r.foldedParts,
+			}),
 		};
 	});
 	const baselineTotals = totals(rows.map((r) => r.baseline));

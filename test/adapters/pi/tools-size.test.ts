@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { registerTools } from "../../../src/adapters/pi/tools.ts";
-import { RECALL_TOOLS_TOKENS } from "../../../src/core/simulate/summary.ts";
+import { RECALL_TOOLS_TOKENS } from "../../../src/core/recall-tools.ts";
 
 describe("the recall tools' fixed cost", () => {
 	test("RECALL_TOOLS_TOKENS is within 25 % of the declarations' own size", () => {

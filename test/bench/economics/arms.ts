@@ -52,6 +52,15 @@ export const NO_INPUTS: ArmSpec = {
 	compaction: true,
 	kind: "reference",
 };
+/** The defaults with the recall tools declared from the first request (as before they were declared lazily). */
+export const EAGER_TOOLS: ArmSpec = {
+	id: "cf-eager-tools",
+	label: "context-fold, defaults, recall tools declared from the first request (CONTEXTFOLD_TEST_EAGER_TOOLS=1)",
+	contextFold: true,
+	env: { CONTEXTFOLD_TEST_EAGER_TOOLS: "1" },
+	compaction: true,
+	kind: "reference",
+};
 export const COMPACT_NATIVE: ArmSpec = {
 	id: "cf-compact-native",
 	label: "context-fold, CONTEXTFOLD_COMPACT=native",
@@ -95,8 +104,8 @@ export function sweepArms(): ArmSpec[] {
 
 export function allArms(quick: boolean): ArmSpec[] {
 	return quick
-		? [RAW, NATIVE, DEFAULTS, NO_INPUTS, FIXED_010]
-		: [RAW, NATIVE, DEFAULTS, NO_INPUTS, FIXED_010, COMPACT_NATIVE, ...sweepArms()];
+		? [RAW, NATIVE, DEFAULTS, NO_INPUTS, EAGER_TOOLS, FIXED_010]
+		: [RAW, NATIVE, DEFAULTS, NO_INPUTS, EAGER_TOOLS, FIXED_010, COMPACT_NATIVE, ...sweepArms()];
 }
 
 /**
@@ -109,6 +118,6 @@ export type SweepScope = "all" | "default" | "none";
 export function armsFor(kind: "recorded" | "cut" | "generated", quick: boolean, sweep: SweepScope): ArmSpec[] {
 	if (quick) return allArms(true);
 	const swept = sweep === "all" || (sweep === "default" && kind === "recorded");
-	const base = [RAW, NATIVE, DEFAULTS, ...(kind === "cut" ? [] : [NO_INPUTS]), FIXED_010, COMPACT_NATIVE];
+	const base = [RAW, NATIVE, DEFAULTS, ...(kind === "cut" ? [] : [NO_INPUTS, EAGER_TOOLS]), FIXED_010, COMPACT_NATIVE];
 	return swept ? [...base, ...sweepArms()] : base;
 }

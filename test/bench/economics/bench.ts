@@ -78,7 +78,6 @@ export interface TraceResult {
 	 * what the requests before it would not pay, against rewriting the prefix the fold kept (the tools
 	 * sit before every message, so adding them at the fold invalidates the cached part too).
 	 */
-	lazyTools: { before: number; saved: number; extra: number } | null;
 	/** The floor with results and thinking only (before inputs and stale blocks could fold), headline billing. */
 	floorResultsOnly: ArmTotals | null;
 	/** `context-fold simulate` on the same trace (the CLI's own replay and billing). */
@@ -295,7 +294,6 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 			gap,
 			folds,
 			overBudget,
-			lazyTools: lazyTools(def?.rows ?? [], overhead?.tokens ?? 0, headline),
 			floorResultsOnly,
 			simulate: simulateTrace(t, fixedPromptTokens(runOf(NATIVE.id), headline.charsPerToken), window),
 			problems,
@@ -324,23 +322,6 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 	};
 }
 
-function lazyTools(
-	rows: readonly { k: number; kind: string; cacheRead: number; foldEvent: boolean }[],
-	tokens: number,
-	model: BillingModel,
-): TraceResult["lazyTools"] {
-	if (tokens <= 0) return null;
-	const p = model.prices;
-	const first = rows.findIndex((row) => row.foldEvent);
-	const before = (first < 0 ? rows : rows.slice(0, first)).filter((row) => row.kind !== "summary");
-	// Each request before the fold carried the declarations: read from cache when it read anything, else written.
-	const saved = before.reduce((n, row) => n + (tokens * (row.cacheRead > 0 ? p.cacheRead : p.cacheWrite)) / 1e6, 0);
-	// At the fold, the prefix it still read from cache is written again instead (tools come first).
-	const at = first < 0 ? null : rows[first];
-	const extra = at ? (at.cacheRead * (p.cacheWrite - p.cacheRead)) / 1e6 : 0;
-	return { before: before.length, saved, extra };
-}
-
 /** context-fold's default budget in a window. */
 export function budgetTokens(window: number = HEADLINE_WINDOW): number {
 	const byFraction = DEFAULT_SETTINGS.budgetFraction * window;
@@ -355,14 +336,19 @@ function fixedPromptTokens(native: ArmRun | undefined, charsPerToken: number): n
 	return a ? Math.ceil((a.toolsChars + a.systemChars) / charsPerToken) : undefined;
 }
 
-/** The fixed cost of context-fold's recall tools: tools array and system prompt, with minus without. */
+/**
+ * The fixed cost of context-fold's recall tools: tools array and system prompt, with minus without,
+ * on the newest request of a context-fold run (declared lazily, they are absent from the first ones),
+ * and how many of its requests carried them.
+ */
 function overheadOf(
 	native: ArmRun | undefined,
 	cf: ArmRun | undefined,
 	charsPerToken: number,
 ): TraceResult["overhead"] {
 	const a = native?.records.find((r) => r.kind === "turn");
-	const b = cf?.records.find((r) => r.kind === "turn");
+	const turns = cf?.records.filter((r) => r.kind === "turn") ?? [];
+	const b = turns.at(-1);
 	if (!a || !b) return null;
 	const toolsChars = b.toolsChars - a.toolsChars;
 	const systemChars = b.systemChars - a.systemChars;
@@ -370,7 +356,7 @@ function overheadOf(
 		toolsChars,
 		systemChars,
 		tokens: Math.ceil((toolsChars + systemChars) / charsPerToken),
-		requests: cf?.records.filter((r) => r.kind === "turn").length ?? 0,
+		requests: turns.filter((r) => r.toolsChars > a.toolsChars).length,
 	};
 }
 

@@ -41,6 +41,8 @@ export function gapToFloor(
 	};
 	let compacted = false;
 	let turns = 0;
+	// The defaults declare the recall tools lazily: the first fold event's request is the first to carry them.
+	let declared = false;
 	for (const r of arm.rows) {
 		if (r.kind === "summary") {
 			out.compactions += r.cost;
@@ -49,7 +51,8 @@ export function gapToFloor(
 		const cached = turns > 0 && !r.expired;
 		turns++;
 		const perToken = (cached ? model.prices.cacheRead : model.prices.cacheWrite || model.prices.input) / 1e6;
-		const declarations = overheadTokens * perToken;
+		if (r.foldEvent) declared = true;
+		const declarations = declared ? overheadTokens * perToken : 0;
 		out.declarations += declarations;
 		const rest = r.cost - (floorByK.get(r.k)?.cost ?? 0) - declarations;
 		if (r.compactionBefore) {

@@ -117,24 +117,11 @@ export function renderEconomicsReport(r: EconomicsResult): string {
 		const o = t.overhead;
 		if (!o) continue;
 		out.push(
-			`- ${t.name}: tools array +${o.toolsChars.toLocaleString("en-US")} chars, system prompt +${o.systemChars.toLocaleString("en-US")} chars: **${o.tokens} tokens on every request** (${(o.tokens * o.requests).toLocaleString("en-US")} tokens over ${o.requests} requests, mostly billed as cache reads).`,
+			`- ${t.name}: tools array +${o.toolsChars.toLocaleString("en-US")} chars, system prompt +${o.systemChars.toLocaleString("en-US")} chars: **${o.tokens} tokens on every request that carries them** (${o.requests} of the defaults' requests did: ${(o.tokens * o.requests).toLocaleString("en-US")} tokens, mostly billed as cache reads).`,
 		);
 	}
 	out.push("");
-	out.push(
-		"Declaring the two tools only from the first fold event on was measured on the defaults' requests, not shipped: the requests before the first fold would not carry them, but the tools array comes before every message, so adding it at the fold also rewrites the part of the prompt that fold still read from cache.",
-		"",
-		"| trace | requests before the first fold | saved before it | extra at the fold | net |",
-		"| --- | ---: | ---: | ---: | ---: |",
-		...r.traces.flatMap((t) =>
-			t.lazyTools
-				? [
-						`| ${t.name} | ${t.lazyTools.before} | $${t.lazyTools.saved.toFixed(3)} | $${t.lazyTools.extra.toFixed(3)} | ${t.lazyTools.saved - t.lazyTools.extra >= 0 ? "saves" : "costs"} $${Math.abs(t.lazyTools.saved - t.lazyTools.extra).toFixed(3)} |`,
-					]
-				: [],
-		),
-		"",
-	);
+	out.push(...lazyToolsSection(r), "");
 
 	out.push("### `context-fold simulate` against this harness", "");
 	out.push(
@@ -475,6 +462,28 @@ function inputsSection(r: EconomicsResult): string[] {
 		"",
 		"| session | native | floor, results and thinking only | floor, with inputs and stale output | defaults | defaults without input folding |",
 		"| --- | ---: | ---: | ---: | ---: | ---: |",
+		...rows,
+	];
+}
+
+/** The defaults (tools declared from the first fold on) against the same with the tools declared from the start. */
+function lazyToolsSection(r: EconomicsResult): string[] {
+	const rows = r.traces.flatMap((t) => {
+		const native = armOf(t, r.headline, "native");
+		const lazy = armOf(t, r.headline, "cf-default");
+		const eager = armOf(t, r.headline, "cf-eager-tools");
+		if (!native || !lazy || !eager || native.cost <= 0) return [];
+		const d = lazy.cost - eager.cost;
+		return [
+			`| ${t.name} | ${(lazy.cost / native.cost).toFixed(3)}× | ${(eager.cost / native.cost).toFixed(3)}× | ${d <= 0 ? "saves" : "costs"} ${usd(Math.abs(d))} |`,
+		];
+	});
+	if (rows.length === 0) return [];
+	return [
+		"Under the priced rule the two tools are declared only from the request before the first fold on (`cf-default`); `cf-eager-tools` declares them from the first request, as 0.1.0 did. Declaring them rebuilds the system prompt on this harness (Pi 1.6.0 on an OpenAI-compatible model), a full rewrite the first fold then rides on for free.",
+		"",
+		"| session | defaults (lazy) × native | tools from the start × native | lazy against eager |",
+		"| --- | ---: | ---: | --- |",
 		...rows,
 	];
 }

@@ -43,6 +43,30 @@ describe("replay", () => {
 		expect(sim.summary.recorded).toMatchObject({ layers: written.layers, identicalLayers: written.layers });
 	});
 
+	test("the recall tools, as the extension declares them: from the request after a plan wants them, which folds on a rewrite it pays anyway", () => {
+		const replay = replayOf(TRACE.largeV3);
+		const first = replay.requests.findIndex((r) => r.toolsDeclared);
+		const firstFold = replay.requests.findIndex((r) => r.fold !== null);
+		expect(first).toBeGreaterThan(0);
+		// Declared one request before the first digest goes out, never after one.
+		expect(firstFold).toBe(first);
+		expect(replay.requests.slice(0, first).every((r) => !r.toolsDeclared && r.fold === null)).toBe(true);
+		expect(replay.requests.slice(first).every((r) => r.toolsDeclared)).toBe(true);
+		// The fixed prefix grows by the tools at that request, so the biller reads nothing from cache there.
+		const sim = billReplay(replay, billingModel("anthropic"));
+		expect(sim.rows[first]?.folded?.cacheRead).toBe(0);
+		expect(sim.rows[first + 1]?.folded?.cacheRead).toBeGreaterThan(0);
+		// Under the fixed ladder every request carries them.
+		const pinned = replaySession({
+			entries: branchOf(TRACE.largeV3),
+			settings: { ...DEFAULT_SETTINGS, fixedFolds: true },
+			windowFor: () => 200_000,
+			hash: sha256,
+			parseTime: parseIsoTime,
+		});
+		expect(pinned.requests.every((r) => r.toolsDeclared)).toBe(true);
+	});
+
 	test("v1 and v3 of a trace replay to the same fold events and totals", () => {
 		for (const [v1, v3] of [
 			[TRACE.largeV1, TRACE.largeV3],
