@@ -131,7 +131,7 @@ export function decidePriced(input: PriceInput): PricedDecision {
 	const widest = events[0] as PricedEvent;
 	if (input.cold !== null && widest.freed > tools) return { fire: true, reason: "cold", event: widest };
 	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
-	// Of the events whose rent has reached their rewrite, the one that frees the most.
+	// Of the events whose rent has reached RENT_MULTIPLE times their rewrite, the one that frees the most.
 	for (const e of events)
 		if (e.freed > tools && e.rent >= RENT_MULTIPLE * e.rewrite) return { fire: true, reason: "rent", event: e };
 	let best = widest;
@@ -180,7 +180,7 @@ export function rewriteCost(rates: RelativeRates, span: number, freed: number, a
 	return Math.max(0, L - freed + added) * rates.write - L * rates.read;
 }
 
-/** Requests until a waiting event's rent reaches its rewrite, at its current rate (0: already; null: never). */
+/** Requests until a waiting event's rent reaches RENT_MULTIPLE times its rewrite, at its current rate (0: already; null: never). */
 export function requestsToPay(e: PricedEvent): number | null {
 	const short = RENT_MULTIPLE * e.rewrite - e.rent;
 	if (short <= 0) return 0;
