@@ -262,17 +262,39 @@ describe("decidePriced", () => {
 		// rent - RENT_MULTIPLE·rewrite: g0 125 - 1.5·8,125; g1 125 - 1.5·375 = -437.5; g2 0 - 1.5·500.
 		expect(d).toEqual({ fire: false, best: { from: 1, freed: 1_500, rewrite: 375, payback: 187.5, rent: 125 } });
 	});
+	test("nothing pays: the event that pays in the fewest requests waits, not the one owing the fewest tokens", () => {
+		// A big group far back and a small one near the end, no rent yet.
+		// From g1: L 200, F 100: 100·1.25 - 200·0.125 = 100; payback 12.5; owes 1.5·100 = 150: 12 requests.
+		// From g0: L 10k, F 8.1k: 1.9k·1.25 - 10k·0.125 = 1,125; payback 1,012.5; owes 1,687.5: 2 requests.
+		const groups = (requests: number) => [group(1, 0, 8_000, 8_000 * requests), group(5, 9_800, 100, 100 * requests)];
+		const d = decide({ groups: groups(0) });
+		expect(d.fire).toBe(false);
+		const best = (d as { best: PricedEvent }).best;
+		expect(best).toEqual({ from: 0, freed: 8_100, rewrite: 1_125, payback: 1_012.5, rent: 0 });
+		const n = requestsToPay(best) as number;
+		expect(n).toBe(Math.ceil((RENT_MULTIPLE * 1_125) / 1_012.5));
+		// What it predicts comes true: nothing fires for n - 1 more requests of rent, and then it does.
+		expect(decide({ groups: groups(n - 1) }).fire).toBe(false);
+		expect(fired(decide({ groups: groups(n) }))?.event.from).toBe(0);
+	});
 	test("a tie between waiting events keeps the widest", () => {
-		// Two groups whose events are the same distance from paying: from g0 and from g1 both short by
-		// RENT_MULTIPLE·1,000. g1 alone: L 2k, F 1k: 1k·1.25 - 2k·0.125 = 1,000, rent 0. g0 (offset 6k):
-		// L 4k, F 2k: 2k·1.25 - 4k·0.125 = 2,000, rent RENT_MULTIPLE·8,000·0.125 = RENT_MULTIPLE·1,000.
-		const d = decide({ groups: [group(1, 6_000, 1_000, RENT_MULTIPLE * 8_000), group(5, 8_000, 1_000)] });
+		// Two groups whose events would fire on the same request, both without rent: g1 alone: L 2k, F 1k:
+		// 1k·1.25 - 2k·0.125 = 1,000, payback 125. g0 (offset 6k): L 4k, F 2k: 2k·1.25 - 4k·0.125 = 2,000,
+		// payback 250. Both need RENT_MULTIPLE·8 requests (12 at 1.5); at that request the widest fires.
+		const groups = (requests: number) => [
+			group(1, 6_000, 1_000, 1_000 * requests),
+			group(5, 8_000, 1_000, 1_000 * requests),
+		];
+		const d = decide({ groups: groups(0) });
 		expect(d.fire).toBe(false);
 		const best = (d as { best: PricedEvent }).best;
 		expect(best.from).toBe(0);
-		// The tie is real: the narrower event alone is exactly as far from its threshold.
+		// The tie is real: the narrower event alone needs as many requests (though it owes fewer tokens).
 		const narrow = (decide({ groups: [group(5, 8_000, 1_000)] }) as { best: PricedEvent }).best;
-		expect(best.rent - RENT_MULTIPLE * best.rewrite).toBe(narrow.rent - RENT_MULTIPLE * narrow.rewrite);
+		const n = requestsToPay(best) as number;
+		expect(requestsToPay(narrow)).toBe(n);
+		expect(RENT_MULTIPLE * narrow.rewrite - narrow.rent).toBeLessThan(RENT_MULTIPLE * best.rewrite - best.rent);
+		expect(fired(decide({ groups: groups(n) }))?.event.from).toBe(0);
 	});
 	test("no cache: any candidate pays at once", () => {
 		const d = decide({ rates: NO_CACHE, groups: [group(1, 0, 300)] });
@@ -437,7 +459,9 @@ const inputArb: fc.Arbitrary<PriceInput> = fc
 /**
  * The rule as stated, written out again plainly: one event per cut, every group from the cut on;
  * cold fires the widest, then the budget, then the widest event whose rent has reached
- * RENT_MULTIPLE times its rewrite; else the event with the least still to earn waits.
+ * RENT_MULTIPLE times its rewrite; else the event that would fire first, were its rent to grow by its
+ * payback on every request, waits (the widest of those that would fire on the same request; one that
+ * saves nothing per request never would).
  */
 function statedRule(input: PriceInput): PricedDecision {
 	const { read: r, write: w } = input.rates;
@@ -464,8 +488,10 @@ function statedRule(input: PriceInput): PricedDecision {
 	const threshold = (e: PricedEvent) => RENT_MULTIPLE * e.rewrite;
 	const paying = events.find((e) => e.freed > added && e.rent >= threshold(e));
 	if (paying !== undefined) return { fire: true, reason: "rent", event: paying };
-	const owed = (e: PricedEvent) => threshold(e) - e.rent;
-	const best = events.reduce((b, e) => (owed(e) < owed(b) ? e : b), widest);
+	const requests = (e: PricedEvent) =>
+		e.payback > 0 ? Math.max(0, Math.ceil((threshold(e) - e.rent) / e.payback)) : Number.POSITIVE_INFINITY;
+	const soonest = Math.min(...events.map(requests));
+	const best = events.find((e) => requests(e) === soonest) ?? widest;
 	return { fire: false, best };
 }
 
@@ -594,12 +620,16 @@ describe("decidePriced properties", () => {
 				if (d.fire || d.best === null) return;
 				const e = d.best;
 				const n = requestsToPay(e);
+				const threshold = RENT_MULTIPLE * e.rewrite;
 				if (e.payback <= 0) {
-					expect(n).toBeNull();
+					// It saves nothing per request (it frees no more than the tools it declares), so the rule
+					// never fires it warm; its rent grows no more. Reached already (a rewrite of 0 and no
+					// rent: nothing to rewrite after the cut) reads 0, else never.
+					expect(e.freed).toBeLessThanOrEqual(input.activation?.tokens ?? 0);
+					expect(n).toBe(e.rent >= threshold ? 0 : null);
 					return;
 				}
 				expect(n).toBeGreaterThanOrEqual(1);
-				const threshold = RENT_MULTIPLE * e.rewrite;
 				expect(e.rent + (n as number) * e.payback).toBeGreaterThanOrEqual(threshold - 1e-6);
 				expect(e.rent + ((n as number) - 1) * e.payback).toBeLessThan(threshold);
 			}),
