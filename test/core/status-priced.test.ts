@@ -7,14 +7,26 @@ import { describe, expect, test } from "bun:test";
 import { accountSession, PRICE_PRESETS, type Prices } from "../../src/core/accounting.ts";
 import type { FoldPlan } from "../../src/core/plan.ts";
 import { foldGeometry } from "../../src/core/policy/geometry.ts";
-import type { ColdReason, PricedDecision, PricedEvent, RelativeRates } from "../../src/core/policy/price.ts";
+import {
+	type ColdReason,
+	type PricedDecision,
+	type PricedEvent,
+	RENT_MULTIPLE,
+	type RelativeRates,
+} from "../../src/core/policy/price.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { paybackWords, renderFooter, renderGauge, renderStatus } from "../../src/core/status.ts";
+import { formatTokens } from "../../src/core/tokens.ts";
 import { runGrowth } from "../helpers/session.ts";
 
 const geometry = foldGeometry({ ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} }, 80_000);
 const MODEL: RelativeRates = { read: 0.1, write: 1.25, basis: "model" };
 const waiting: PricedEvent = { from: 0, freed: 8_000, rewrite: 12_000, payback: 800, rent: 3_100 };
+/** What the waiting event's rent must reach before it fires (policy/price.ts): 18k at 1.5. */
+const THRESHOLD = RENT_MULTIPLE * waiting.rewrite;
+const OF = formatTokens(THRESHOLD);
+/** The waiting event's gauge: (18,000 - 3,100) / 800 a request, 19 requests at 1.5. */
+const WAITING = `next fold in ~${Math.ceil((THRESHOLD - 3_100) / 800)} requests (re-reads 3.1k of ${OF} for a 12k rewrite)`;
 
 const plan = (decision: PricedDecision, over: Partial<FoldPlan> = {}, cold: ColdReason | null = null): FoldPlan =>
 	({
@@ -42,30 +54,36 @@ const fire = (reason: "rent" | "cold" | "budget", e: Partial<PricedEvent> = {}):
 
 describe("the gauge under the priced rule", () => {
 	test.each<[string, FoldPlan, string]>([
-		[
-			"waiting: requests to go, and rent against rewrite",
-			plan(wait({})),
-			"next fold in ~12 requests (old output has cost 3.1k of a 12k rewrite)",
-		],
+		["waiting: requests to go, and rent against the threshold and the rewrite", plan(wait({})), WAITING],
 		[
 			"one request to go",
-			plan(wait({ rent: 11_500 })),
-			"next fold in ~1 request (old output has cost 12k of a 12k rewrite)",
+			plan(wait({ rent: THRESHOLD - 500 })),
+			`next fold in ~1 request (re-reads ${formatTokens(THRESHOLD - 500)} of ${OF} for a 12k rewrite)`,
+		],
+		[
+			"rent equal to the rewrite is not enough: it still owes the margin",
+			plan(wait({ rent: 12_000 })),
+			`next fold in ~${Math.ceil((THRESHOLD - 12_000) / 800)} requests (re-reads 12k of ${OF} for a 12k rewrite)`,
 		],
 		[
 			"paid, yet not fired (it frees nothing beyond the tools): still one request at least",
-			plan(wait({ rent: 13_000 })),
-			"next fold in ~1 request (old output has cost 13k of a 12k rewrite)",
+			plan(wait({ rent: THRESHOLD + 1_000 })),
+			`next fold in ~1 request (re-reads ${formatTokens(THRESHOLD + 1_000)} of ${OF} for a 12k rewrite)`,
 		],
 		[
 			"nothing more to earn: it waits for the cache to go cold",
 			plan(wait({ payback: 0 })),
-			"next fold when the cache goes cold (old output has cost 3.1k of a 12k rewrite)",
+			`next fold when the cache goes cold (re-reads 3.1k of ${OF} for a 12k rewrite)`,
 		],
 		[
 			"amounts below zero read as zero",
 			plan(wait({ rent: -5, rewrite: 900, payback: 100 })),
-			"next fold in ~10 requests (old output has cost 0 of a 900 rewrite)",
+			`next fold in ~${Math.ceil((RENT_MULTIPLE * 900 + 5) / 100)} requests (re-reads 0 of ${formatTokens(RENT_MULTIPLE * 900)} for a 900 rewrite)`,
+		],
+		[
+			"a negative rewrite reads as zero, and so does its threshold",
+			plan(wait({ rent: 0, rewrite: -900, payback: 100 })),
+			"next fold in ~1 request (re-reads 0 of 0 for a 0 rewrite)",
 		],
 		["nothing old enough yet", plan({ fire: false, best: null }), "next fold: nothing old enough to fold yet"],
 		["cold, with something waiting", plan(wait({}), {}, "idle"), "next fold: at once (cache cold)"],
@@ -74,7 +92,7 @@ describe("the gauge under the priced rule", () => {
 			plan({ fire: false, best: null }, {}, "idle"),
 			"next fold: nothing old enough to fold yet",
 		],
-		["folded now by rent", plan(fire("rent")), "folded now (re-reading old output had cost as much as the rewrite)"],
+		["folded now by rent", plan(fire("rent")), "folded now (re-reading old output had cost half again the rewrite)"],
 		["folded now, cold", plan(fire("cold"), {}, "model-change"), "folded now (cache cold: the rewrite was free)"],
 		["folded now over the budget", plan(fire("budget")), "folded now (over the budget)"],
 		["at the floor", plan(wait({}), { state: "floor" }), "⚠ no more folds possible (over budget)"],
@@ -85,7 +103,7 @@ describe("the gauge under the priced rule", () => {
 	test("a fold due but held back a request (the recall tools first) is not said to be made", () => {
 		const held = { state: "accumulating" as const, toolsWanted: "now" as const };
 		expect(renderGauge(plan(fire("rent"), held))).toBe(
-			"next fold: on the next request (re-reading old output has cost as much as the rewrite)",
+			"next fold: on the next request (re-reading old output has cost half again the rewrite)",
 		);
 		expect(renderGauge(plan(fire("cold"), held, "idle"))).toBe(
 			"next fold: on the next request (cache cold: the rewrite is free)",
@@ -95,9 +113,14 @@ describe("the gauge under the priced rule", () => {
 			"next fold: on the next request (over the budget)",
 		);
 	});
+	test("the words for a rent fold say the multiple: half again the rewrite", () => {
+		// status.ts words the threshold ("half again"), so a change of RENT_MULTIPLE must change them too.
+		expect(RENT_MULTIPLE).toBe(1.5);
+		expect(WAITING).toBe("next fold in ~19 requests (re-reads 3.1k of 18k for a 12k rewrite)");
+	});
 	test("the footer", () => {
 		expect(renderFooter({ plan: plan(wait({})), events: 3, cacheAvg: 0.66 })).toBe(
-			"⧉ context-fold ×3 · ~41k tok masked · next fold in ~12 requests (old output has cost 3.1k of a 12k rewrite) · cache avg 66%",
+			`⧉ context-fold ×3 · ~41k tok masked · ${WAITING} · cache avg 66%`,
 		);
 		expect(renderFooter({ plan: plan(fire("cold"), {}, "idle"), events: 1, cacheAvg: null, flags: ["⚠ x"] })).toBe(
 			"⧉ context-fold ×1 · ~41k tok masked · folded now (cache cold: the rewrite was free) · ⚠ x",
@@ -165,7 +188,7 @@ describe("status under the priced rule", () => {
 			[
 				"context-fold status",
 				"  folds: 1 event, 12 blocks masked, ~41k tok out of every request",
-				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold in ~12 requests (old output has cost 3.1k of a 12k rewrite)",
+				`  position: usage ~30k reported (38% of 80k, budget 60k); ${WAITING}`,
 				"  rule: priced (read 0.10×, write 1.25× the input price)",
 				"  payback: rewrite ~12k tok-eq ($0.0360) once, saves ~800 ($0.0024) per later request: pays back after 15 requests",
 				"  cache: 90% hit over the session, 90% on the last response (1 response)",
@@ -192,30 +215,47 @@ describe("status under the priced rule", () => {
 });
 
 describe("the gauge along a grown session", () => {
+	// A golden of what a person reads request by request, at RENT_MULTIPLE 1.5 (the words test above
+	// pins it): the threshold (32k) is half again the rewrite (21k), and the fold comes when the rent passes it.
 	test("waiting, one request to go, folded now, then waiting again from no rent", () => {
-		const run = runGrowth({ turns: 31, resultTokens: 1_700, window: 100_000, settings: { fixedFolds: false } });
+		const run = runGrowth({ turns: 35, resultTokens: 1_700, window: 100_000, settings: { fixedFolds: false } });
 		const at = run.plans.findIndex((p) => p.layer !== null);
-		expect(at).toBe(29);
-		expect(run.plans.slice(12, 31).map((p) => renderGauge(p))).toEqual([
+		expect(at).toBe(33);
+		expect(run.plans.slice(12, 35).map((p) => renderGauge(p))).toEqual([
 			"next fold: nothing old enough to fold yet",
-			"next fold in ~134 requests (old output has cost 0 of a 22k rewrite)",
-			"next fold in ~66 requests (old output has cost 163 of a 22k rewrite)",
-			"next fold in ~44 requests (old output has cost 489 of a 22k rewrite)",
-			"next fold in ~32 requests (old output has cost 977 of a 22k rewrite)",
-			"next fold in ~25 requests (old output has cost 1.6k of a 21k rewrite)",
-			"next fold in ~20 requests (old output has cost 2.4k of a 21k rewrite)",
-			"next fold in ~16 requests (old output has cost 3.4k of a 21k rewrite)",
-			"next fold in ~13 requests (old output has cost 4.6k of a 21k rewrite)",
-			"next fold in ~11 requests (old output has cost 5.9k of a 21k rewrite)",
-			"next fold in ~9 requests (old output has cost 7.3k of a 21k rewrite)",
-			"next fold in ~7 requests (old output has cost 9.0k of a 21k rewrite)",
-			"next fold in ~6 requests (old output has cost 11k of a 21k rewrite)",
-			"next fold in ~4 requests (old output has cost 13k of a 21k rewrite)",
-			"next fold in ~3 requests (old output has cost 15k of a 21k rewrite)",
-			"next fold in ~2 requests (old output has cost 17k of a 21k rewrite)",
-			"next fold in ~1 request (old output has cost 20k of a 21k rewrite)",
-			"folded now (re-reading old output had cost as much as the rewrite)",
-			"next fold in ~134 requests (old output has cost 0 of a 22k rewrite)",
+			"next fold in ~201 requests (re-reads 0 of 33k for a 22k rewrite)",
+			"next fold in ~100 requests (re-reads 163 of 32k for a 22k rewrite)",
+			"next fold in ~66 requests (re-reads 489 of 32k for a 22k rewrite)",
+			"next fold in ~49 requests (re-reads 977 of 32k for a 22k rewrite)",
+			"next fold in ~38 requests (re-reads 1.6k of 32k for a 21k rewrite)",
+			"next fold in ~31 requests (re-reads 2.4k of 32k for a 21k rewrite)",
+			"next fold in ~26 requests (re-reads 3.4k of 32k for a 21k rewrite)",
+			"next fold in ~22 requests (re-reads 4.6k of 32k for a 21k rewrite)",
+			"next fold in ~18 requests (re-reads 5.9k of 32k for a 21k rewrite)",
+			"next fold in ~16 requests (re-reads 7.3k of 32k for a 21k rewrite)",
+			"next fold in ~13 requests (re-reads 9.0k of 32k for a 21k rewrite)",
+			"next fold in ~11 requests (re-reads 11k of 32k for a 21k rewrite)",
+			"next fold in ~9 requests (re-reads 13k of 32k for a 21k rewrite)",
+			"next fold in ~8 requests (re-reads 15k of 31k for a 21k rewrite)",
+			"next fold in ~6 requests (re-reads 17k of 31k for a 21k rewrite)",
+			"next fold in ~5 requests (re-reads 20k of 31k for a 21k rewrite)",
+			"next fold in ~4 requests (re-reads 22k of 31k for a 21k rewrite)",
+			"next fold in ~3 requests (re-reads 25k of 31k for a 21k rewrite)",
+			"next fold in ~2 requests (re-reads 28k of 31k for a 21k rewrite)",
+			"next fold in ~1 request (re-reads 31k of 31k for a 21k rewrite)",
+			"folded now (re-reading old output had cost half again the rewrite)",
+			"next fold in ~201 requests (re-reads 0 of 33k for a 22k rewrite)",
 		]);
+		// Each waiting line's threshold is RENT_MULTIPLE times the rewrite the plan priced.
+		for (const p of run.plans.slice(13, at)) {
+			const d = p.pricing.decision as Extract<PricedDecision, { fire: false }>;
+			const e = d.best as PricedEvent;
+			expect(renderGauge(p)).toContain(
+				`of ${formatTokens(RENT_MULTIPLE * e.rewrite)} for a ${formatTokens(e.rewrite)} rewrite`,
+			);
+			expect(e.rent).toBeLessThan(RENT_MULTIPLE * e.rewrite);
+		}
+		const fold = run.plans[at]?.pricing.decision as Extract<PricedDecision, { fire: true }>;
+		expect(fold.event.rent).toBeGreaterThanOrEqual(RENT_MULTIPLE * fold.event.rewrite);
 	});
 });

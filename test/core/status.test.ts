@@ -85,6 +85,7 @@ describe("status", () => {
 				"context-fold status",
 				"  folds: 1 event, 12 blocks masked, ~41k tok out of every request",
 				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold: 3.1k/9.6k maskable",
+				"  rule: fixed fold points (foldAt/foldStep/coldFoldAt set by hand)",
 				"  cache: 76% hit over the session, 44% on the last response (2 responses)",
 				"  fold cost: ~6.0k tok not sent so far; re-prefilled ~2.0k tok because folds moved the prefix (1 of 1 change answered)",
 				"  net: -$0.0051 (saved $0.0018 at cache-read price, paid $0.0069 in re-writes)",

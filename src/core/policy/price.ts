@@ -118,7 +118,11 @@ export interface PricedEvent {
 
 export type PricedDecision =
 	| { fire: true; reason: "cold" | "rent" | "budget"; event: PricedEvent }
-	/** Nothing fires: `best` is the event closest to paying (null without candidates). */
+	/**
+	 * Nothing fires: `best` is the event closest to paying, the one that fires first if the rent keeps
+	 * its current rate (the widest of those that fire on the same request; the widest if none ever
+	 * would warm). Null without candidates.
+	 */
 	| { fire: false; best: PricedEvent | null };
 
 /** Price every event the candidates allow (one per possible cut) and pick the one the rule fires, if any. */
@@ -131,12 +135,26 @@ export function decidePriced(input: PriceInput): PricedDecision {
 	const widest = events[0] as PricedEvent;
 	if (input.cold !== null && widest.freed > tools) return { fire: true, reason: "cold", event: widest };
 	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
-	// Of the events whose rent has reached their rewrite, the one that frees the most.
+	// Of the events whose rent has reached RENT_MULTIPLE times their rewrite, the one that frees the most.
 	for (const e of events)
 		if (e.freed > tools && e.rent >= RENT_MULTIPLE * e.rewrite) return { fire: true, reason: "rent", event: e };
+	// Closest in requests, not in tokens still owed: a wide event saves more per request, so it can
+	// pay sooner than a narrow one that owes less.
 	let best = widest;
-	for (const e of events) if (e.rent - RENT_MULTIPLE * e.rewrite > best.rent - RENT_MULTIPLE * best.rewrite) best = e;
+	let soonest = requestsToFire(widest);
+	for (const e of events) {
+		const n = requestsToFire(e);
+		if (n < soonest) {
+			best = e;
+			soonest = n;
+		}
+	}
 	return { fire: false, best };
+}
+
+/** Requests until a waiting event fires warm at its current rate; never (infinity) if it saves nothing per request. */
+function requestsToFire(e: PricedEvent): number {
+	return e.payback > 0 ? (requestsToPay(e) ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
 }
 
 function priceEvents(input: PriceInput): PricedEvent[] {
@@ -180,7 +198,7 @@ export function rewriteCost(rates: RelativeRates, span: number, freed: number, a
 	return Math.max(0, L - freed + added) * rates.write - L * rates.read;
 }
 
-/** Requests until a waiting event's rent reaches its rewrite, at its current rate (0: already; null: never). */
+/** Requests until a waiting event's rent reaches RENT_MULTIPLE times its rewrite, at its current rate (0: already; null: never). */
 export function requestsToPay(e: PricedEvent): number | null {
 	const short = RENT_MULTIPLE * e.rewrite - e.rent;
 	if (short <= 0) return 0;
