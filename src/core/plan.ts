@@ -103,7 +103,7 @@ export interface PlanInput {
 	cwd?: string;
 }
 
-/** What the plan is doing: folding, waiting for its rent to reach its rewrite, or at the floor over the budget. */
+/** What the plan is doing: folding, waiting for its rent to reach RENT_MULTIPLE times its rewrite, or at the floor over the budget. */
 export type PlanState = "no-window" | "idle" | "accumulating" | "fold" | "floor";
 
 export interface FoldPlan {

@@ -1,6 +1,6 @@
 /**
  * The footer line: one glanceable summary, rendered as a plain string.
- *   ⧉ context-fold ×3 · ~41k tok masked · next fold in ~4 requests (old output has cost 3.1k of a 12k rewrite) · cache avg 66%
+ *   ⧉ context-fold ×3 · ~41k tok masked · next fold in ~4 requests (re-reads 3.1k of 18k for a 12k rewrite) · cache avg 66%
  */
 import { type AccountingReport, foldValue, type Prices } from "./accounting.ts";
 import type { FoldPlan } from "./plan.ts";

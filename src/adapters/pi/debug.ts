@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { layerMasks } from "../../core/layers.ts";
 import type { FoldPlan } from "../../core/plan.ts";
+import { RENT_MULTIPLE } from "../../core/policy/price.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { agentDir } from "../../store/paths.ts";
 import type { HookOutcome } from "./context-hook.ts";
@@ -70,11 +71,13 @@ function isOffValue(v: string): boolean {
 	return s === "" || s === "0" || s === "off" || s === "false";
 }
 
-/** The priced rule's numbers for this request (rent against rewrite, tok-eq), or the fixed ladder's step. */
+/** The priced rule's numbers for this request (rent against the rent it must reach, and the rewrite, tok-eq), or the fixed ladder's step. */
 function pricedText(p: FoldPlan): string {
 	if (p.fixed !== null) return `/${formatTokens(p.fixed.step)}`;
 	const d = p.pricing.decision;
 	const e = d.fire ? d.event : d.best;
 	const cold = p.pricing.cold === null ? "" : ` cold=${p.pricing.cold}`;
-	return e === null ? cold : ` rent=${formatTokens(e.rent)}/${formatTokens(Math.max(0, e.rewrite))}${cold}`;
+	if (e === null) return cold;
+	const due = Math.max(0, RENT_MULTIPLE * e.rewrite);
+	return ` rent=${formatTokens(e.rent)}/${formatTokens(due)} rewrite=${formatTokens(Math.max(0, e.rewrite))}${cold}`;
 }
