@@ -168,16 +168,19 @@ export function planFold(input: PlanInput): FoldPlan {
 	const rates = relativeRates(prices, fallback);
 	const cold = input.cold ?? null;
 	const groups = geometry === null ? [] : priceGroups(messages, frozen, candidates, geometry.tail, ageEnd);
+	// Without the recall tools declared, a fold can come one request later at the earliest, when all of
+	// this request will be in the cache: price it there, or the rewrite it waits for is too small.
+	const cached = groups.length === 0 ? 0 : input.tools === undefined ? cachedEnd(frozen) : sumTokens(frozen);
 	const decision = decidePriced({
 		rates,
 		groups,
-		cachedEnd: groups.length === 0 ? 0 : cachedEnd(frozen),
+		cachedEnd: cached,
 		cold,
 		overBudget: geometry !== null && usage.tokens > geometry.budget,
 		budgetMinFreed: geometry?.budgetMinFreed ?? 0,
 		...(input.tools !== undefined && {
 			activation: {
-				from: input.tools.rebuildsPrefix || groups.length === 0 ? 0 : cachedEnd(frozen),
+				from: input.tools.rebuildsPrefix ? 0 : cached,
 				tokens: input.tools.tokens,
 			},
 		}),
@@ -559,6 +562,13 @@ function sumMass(chosen: readonly Candidate[]): number {
 	let m = 0;
 	for (const c of chosen) m += c.tokens - (c.input !== undefined ? INPUT_DIGEST_TOKEN_ESTIMATE : DIGEST_TOKEN_ESTIMATE);
 	return m;
+}
+
+/** Tokens of this whole request: what the provider holds once it is answered. */
+function sumTokens(frozen: FrozenPass): number {
+	let t = 0;
+	for (const n of frozen.tokensPerMessage) t += n ?? 0;
+	return t;
 }
 
 /** Tokens of the prompt the previous request sent (and the provider cached): every message before the newest response. */
