@@ -399,6 +399,38 @@ describe("the recall tools, declared lazily", () => {
 		const rebuilt = lazy(true, "now").run.plans.findIndex((p) => p.toolsWanted === "now");
 		expect(rebuilt).toBeGreaterThan(appended);
 	});
+	test("undeclared, the event is priced a request later, when everything this request holds is cached", () => {
+		// The bench's 40-call session: priced on the previous request's cache, the fold looked due at
+		// request 23; it could only come at 24, over the 12k-token batch 23 had added, at twice the cost.
+		const run = drive({ turns: 40, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
+		const i = run.plans.findIndex(
+			(p, k) => k > 5 && p.pricing.decision.fire === false && p.pricing.decision.best !== null,
+		);
+		expect(i).toBeGreaterThan(0);
+		const view = run.views[i] as ViewMessage[];
+		const at = (tools?: PlanInput["tools"]) =>
+			planFold({
+				messages: view,
+				index: emptyIndex(),
+				settings: PRICED,
+				window: 200_000,
+				hash: sha256,
+				prices: ANTHROPIC,
+				...(tools && { tools }),
+			});
+		const declared = at();
+		const undeclared = at({ ...TOOLS, tokens: 0 });
+		const d = declared.pricing.decision;
+		const u = undeclared.pricing.decision;
+		if (d.fire || u.fire || d.best === null || u.best === null) throw new Error("expected both to wait");
+		// The tokens after the newest response: written anyway now, cached by the next request.
+		let lastOk = -1;
+		for (let k = 0; k < view.length; k++) if (view[k]?.role === "assistant") lastOk = k;
+		const after = viewTokens(view.slice(lastOk));
+		expect(after).toBeGreaterThan(0);
+		const { read, write } = declared.pricing.rates;
+		expect(u.best.rewrite - d.best.rewrite).toBeCloseTo(after * (write - read), 0);
+	});
 	test("without anything to fold, the tools are not wanted", () => {
 		const run = drive({ turns: 10, window: 100_000, extra: () => ({ tools: TOOLS }) });
 		expect(run.plans.every((p) => p.toolsWanted === null)).toBe(true);
