@@ -2,6 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { FoldDecisionRecord } from "../../src/core/layers.ts";
+import { firedWords, paybackWords } from "../../src/core/payback.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { bigOutputCommand, ensureBundle, foldEvents, scenarioPool } from "./cf.ts";
 import {
@@ -28,7 +30,6 @@ const scenario = scenarioPool();
 
 const settingsPath = (s: Scenario) => join(s.sandbox.agentDir, "context-fold.json");
 const PRICED_OFF = "The priced fold rule is off for this session: folds come at these fixed points, as in 0.1.0.";
-const escapeRe = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const readJson = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 
 async function rpcFor(s: Scenario, version: PiVersion, env?: Record<string, string>): Promise<PiRpc> {
@@ -375,24 +376,24 @@ forEachPiVersion((version) => {
 				const layers = s.sandbox
 					.readSession()
 					.filter((e) => e.type === "custom" && e.customType === "context-fold")
-					.map((e) => e.data as { seq: number; decision?: { rule: string; cold?: string; payback: number } });
+					.map((e) => e.data as { seq: number; decision?: FoldDecisionRecord });
 				const last = layers.at(-1);
-				expect(last?.decision).toMatchObject({ rule: "cold", cold: "idle" });
+				// Folded because the cache was cold (an hour idle), at the fake model's own (Sonnet) prices.
+				expect(last?.decision).toMatchObject({ rule: "cold", basis: "model", prices: { input: 3, cacheRead: 0.3 } });
+				const record = last?.decision as FoldDecisionRecord;
+				expect(record.cold).toBeDefined();
 
 				r = await drive(rpc, "/context-fold", [{ pick: "Status" }]);
 				const title = String(r.dialogs[0]?.title).split("\n");
 				expect(title.slice(0, 2)).toEqual(["context-fold", "fold rule: priced"]);
-				// The fake model declares Sonnet's prices: the payback in tokens and in dollars.
-				const payback = `last fold #${last?.seq} (cache cold: idle past the cache lifetime): saves from the first request: ~`;
-				expect(title).toContainEqual(
-					expect.stringMatching(
-						new RegExp(`^payback of the ${escapeRe(payback)}[\\d.]+k? tok-eq \\(\\$0\\.\\d{4}\\) per request$`),
-					),
+				// The record's payback, in tokens and in dollars, in the title and the status alike.
+				const payback = `last fold #${last?.seq} (${firedWords("cold", record.cold)}): ${paybackWords(record, record.prices)}`;
+				expect(payback).toMatch(/\(\$0\.\d{4}\)/);
+				expect(title).toContain(`payback of the ${payback}`);
+				expect(r.notes[0]).toMatch(
+					/\n {2}rule: priced \(read 0\.10×, write 1\.25× the input price(; cache cold: [^)]+)?\)\n/,
 				);
-				expect(r.notes[0]).toContain(
-					"\n  rule: priced (read 0.10×, write 1.25× the input price; cache cold: idle past the cache lifetime)\n",
-				);
-				expect(r.notes[0]).toContain(`\n  payback: ${payback}`);
+				expect(r.notes[0]).toContain(`\n  payback: ${payback}\n`);
 				expect(rpc.events.filter((e) => isNotify(e) && notifyText(e).includes("pinned by hand"))).toEqual([]);
 
 				r = await drive(rpc, "/context-fold settings", [
@@ -421,7 +422,9 @@ forEachPiVersion((version) => {
 				]);
 				expect(optionsOf(r.dialogs[5] as UiRequest)[0]).toBe("Fold rule: priced");
 				expect(r.notes).toEqual([
-					expect.stringMatching(/^context-fold: fold rule: priced\. A fold event fires once re-reading the old output/),
+					expect.stringMatching(
+						/^context-fold: fold rule: priced\. A fold event fires once what re-reading the old output has cost outweighs/,
+					),
 					`context-fold: saved Pin first fold at (fraction of window) = 0.5 in ${settingsPath(s)}. Applies now. Fold points are pinned now: the priced fold rule is off until they are unset.`,
 					`context-fold: saved Pin first fold at (fraction of window) back to default in ${settingsPath(s)}. Applies now. No fold point is pinned now: the priced fold rule decides.`,
 				]);
