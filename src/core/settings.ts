@@ -136,24 +136,27 @@ export const KNOBS: readonly KnobSpec[] = [
 		key: "foldAt",
 		env: "CONTEXTFOLD_FOLD_AT",
 		file: "foldAt",
-		label: "First fold at (fraction of window)",
-		describe: "First fold when usage reaches this fraction of the context window.",
+		label: "Pin first fold at (fraction of window)",
+		describe:
+			"Pins the first fold to this fraction of the window (0.1.0's fixed fold points). Set, it turns the priced fold rule off; unset, the priced rule decides.",
 		parse: fraction(0, 1, false),
 	},
 	{
 		key: "foldStep",
 		env: "CONTEXTFOLD_FOLD_STEP",
 		file: "foldStep",
-		label: "Fold step (fraction of window)",
-		describe: "Each fold event must free at least this fraction of the window.",
+		label: "Pin fold step (fraction of window)",
+		describe:
+			"Pins each fold event to free at least this fraction of the window (fixed fold points). Set, it turns the priced fold rule off; unset, the priced rule decides.",
 		parse: fraction(0, 1, false),
 	},
 	{
 		key: "coldFoldAt",
 		env: "CONTEXTFOLD_COLD_FOLD_AT",
 		file: "coldFoldAt",
-		label: "Cold first fold at (fraction of window)",
-		describe: "First-fold threshold while no cache read has ever been reported.",
+		label: "Pin cold first fold at (fraction of window)",
+		describe:
+			"Pins the first fold, while no cache read was ever reported, to this fraction of the window (fixed fold points). Set, it turns the priced fold rule off; unset, the priced rule decides.",
 		parse: fraction(0, 1, false),
 	},
 	{

@@ -3,8 +3,11 @@
  *   ⧉ context-fold ×3 · ~41k tok masked · next fold in ~4 requests (re-reads 3.1k of 18k for a 12k rewrite) · cache avg 66%
  */
 import { type AccountingReport, foldValue, type Prices } from "./accounting.ts";
+import type { FoldRule } from "./fold-rule.ts";
+import type { FoldDecisionRecord } from "./layers.ts";
+import { dueWords, firedWords, foldPaybacks, isFixedRule, type LastFold, paybackLines, ruleLine } from "./payback.ts";
 import type { FoldPlan } from "./plan.ts";
-import { type PricedEvent, RENT_MULTIPLE, requestsToPay } from "./policy/price.ts";
+import { type ColdReason, type PricedEvent, RENT_MULTIPLE, requestsToPay } from "./policy/price.ts";
 import { formatTokens } from "./tokens.ts";
 import { formatDollars, plural } from "./wording.ts";
 
@@ -22,6 +25,9 @@ export interface FooterInput {
 	 */
 	thresholdFraction?: number;
 }
+
+// paybackWords moved to payback.ts with the rest of the rule's wording; importers of status.ts keep it.
+export { paybackWords } from "./payback.ts";
 
 export function renderFooter(input: FooterInput): string {
 	const { plan } = input;
@@ -43,30 +49,18 @@ export function renderGauge(
 	const f = plan.fixed;
 	// Due, but this request committed nothing (held back while the recall tools are declared): it comes next.
 	const due = f === null && plan.state !== "fold" ? plan.pricing.decision : null;
-	if (due?.fire) return `next fold: on the next request (${DUE[due.reason]})`;
+	if (due?.fire) return `next fold: on the next request (${dueWords(due.reason)})`;
 	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	if (f !== null) {
 		if (!f.armed) return `next fold at ${Math.round((thresholdFraction ?? f.thresholdFraction) * 100)}% ctx`;
 		return `next fold: ${formatTokens(Math.min(plan.mass, f.step))}/${formatTokens(f.step)} maskable`;
 	}
 	const d = plan.pricing.decision;
-	if (d.fire) return `folded now (${FIRED[d.reason]})`;
+	if (d.fire) return `folded now (${firedWords(d.reason)})`;
 	if (d.best === null) return "next fold: nothing old enough to fold yet";
 	if (plan.pricing.cold !== null) return "next fold: at once (cache cold)";
 	return `next fold ${waitWords(d.best)}`;
 }
-
-const FIRED = {
-	rent: "re-reading old output had cost half again the rewrite",
-	cold: "cache cold: the rewrite was free",
-	budget: "over the budget",
-} as const;
-
-const DUE = {
-	rent: "re-reading old output has cost half again the rewrite",
-	cold: "cache cold: the rewrite is free",
-	budget: "over the budget",
-} as const;
 
 /** How long a waiting event still waits, and for what. */
 function waitWords(e: PricedEvent): string {
@@ -74,20 +68,6 @@ function waitWords(e: PricedEvent): string {
 	const what = `re-reads ${formatTokens(Math.max(0, e.rent))} of ${formatTokens(Math.max(0, RENT_MULTIPLE * e.rewrite))} for a ${formatTokens(Math.max(0, e.rewrite))} rewrite`;
 	if (n === null) return `when the cache goes cold (${what})`;
 	return `in ~${plural(Math.max(1, n), "request")} (${what})`;
-}
-
-/**
- * A fold's expected payback, in words: what its rewrite costs once, what it saves on every later
- * request, and after how many requests it has paid for itself. Amounts are input-token equivalents;
- * with `prices`, in dollars too.
- */
-export function paybackWords(e: PricedEvent, prices?: Prices): string {
-	const dollars = (tokens: number) =>
-		prices !== undefined && prices.input > 0 ? ` (${formatDollars((tokens * prices.input) / 1e6)})` : "";
-	if (e.rewrite <= 0)
-		return `saves from the first request: ~${formatTokens(e.payback)} tok-eq${dollars(e.payback)} per request`;
-	const n = e.payback > 0 ? Math.ceil(e.rewrite / e.payback) : null;
-	return `rewrite ~${formatTokens(e.rewrite)} tok-eq${dollars(e.rewrite)} once, saves ~${formatTokens(e.payback)}${dollars(e.payback)} per later request${n === null ? "" : `: pays back after ${plural(n, "request")}`}`;
 }
 
 export interface StatusFlags {
@@ -105,7 +85,11 @@ export interface StatusFlags {
 
 /** A fold the plan would commit on the next request, not yet in the session (the CLI reads a file). */
 export interface DueFold {
+	/** The layer's recorded reason (threshold, step, budget). */
 	reason: string;
+	/** Why the priced rule fires it, when it does (the recorded reason stays 0.1.0's for older readers). */
+	rule?: FoldDecisionRecord["rule"] | null;
+	cold?: ColdReason | null;
 	blocks: number;
 	tokens: number;
 }
@@ -122,6 +106,10 @@ export interface StatusInput {
 	/** Model prices per million tokens, when the model declares them. */
 	prices?: Prices;
 	flags: StatusFlags;
+	/** Which rule decides and why (fold-rule.ts); without it the rule line is worded from the plan alone. */
+	rule?: FoldRule;
+	/** The newest fold layer on the branch, for the last fold's payback. */
+	lastFold?: LastFold | null;
 }
 
 /** The full status text shown by `/context-fold status` (and, later, by the CLI). */
@@ -142,20 +130,17 @@ export function renderStatus(input: StatusInput): string {
 		const next =
 			due === undefined || due === null
 				? renderGauge(plan)
-				: `fold due on the next request (${due.reason}): ${plural(due.blocks, "block")}, ~${formatTokens(due.tokens)} tok`;
+				: `fold due on the next request (${due.rule ? firedWords(due.rule, due.cold) : due.reason}): ${plural(due.blocks, "block")}, ~${formatTokens(due.tokens)} tok`;
 		lines.push(`  position: usage ~${formatTokens(plan.usage.tokens)} ${plan.usage.source}${pct}; ${next}`);
-		if (plan.fixed !== null) lines.push("  rule: fixed fold points (foldAt/foldStep/coldFoldAt set by hand)");
-		else {
-			const d = plan.pricing.decision;
-			const event = d.fire ? d.event : d.best;
-			const basis =
-				plan.pricing.rates.basis === "ratios"
-					? "the model declares no prices: decided in tokens with Anthropic's read/write ratios"
-					: `read ${plan.pricing.rates.read.toFixed(2)}×, write ${plan.pricing.rates.write.toFixed(2)}× the input price`;
-			lines.push(`  rule: priced (${basis}${plan.pricing.cold === null ? "" : `; cache cold: ${plan.pricing.cold}`})`);
-			if (event !== null) lines.push(`  payback: ${paybackWords(event, input.prices)}`);
-		}
 	}
+	if (plan !== null || input.rule !== undefined) lines.push(`  rule: ${ruleLine(plan, input.rule)}`);
+	const paybacks = foldPaybacks({
+		plan,
+		fixed: isFixedRule(plan, input.rule),
+		lastFold: input.lastFold,
+		pending: input.due !== undefined,
+	});
+	for (const p of paybackLines(paybacks)) lines.push(`  payback: ${p}`);
 	const last = a.perTurn.at(-1);
 	lines.push(
 		a.sessionRatio === null

@@ -221,9 +221,12 @@ describe("with the traces in an agent directory", () => {
 		expect(
 			lines.filter((l) => l === "  context per request (prompt tokens): . without folding, * with folding, # both"),
 		).toHaveLength(2);
-		// Each session's first fold event, and the requests after it read back a rewritten prefix once.
+		// Each session's first fold event. Its request either rewrites the prefix, or comes after the cache
+		// expired (idle past its lifetime), when the priced rule folds because the rewrite is free.
 		expect(
-			lines.filter((l) => / {2}fold #1 threshold \(\d+ blocks, ~[\d,]+ tok\); prefix rewritten$/.test(l)),
+			lines.filter((l) =>
+				/ {2}fold #1 threshold \(\d+ blocks?, ~[\d,]+ tok\); (prefix rewritten|cache expired)$/.test(l),
+			),
 		).toHaveLength(2);
 		const n = agent.recordedLayers;
 		expect(r.stdout).toContain(`fold events: ${n} (`);
@@ -263,9 +266,12 @@ describe("with the traces in an agent directory", () => {
 				requests: 484,
 			},
 		]);
-		const n = agent.recordedLayers;
-		expect(s.summary).toMatchObject({ requests: 484, billed: 465, foldEvents: n });
-		expect(s.summary.recorded).toMatchObject({ layers: n, identicalLayers: n });
+		// The recording was folded at Anthropic's read/write ratios. OpenAI's prices have no write premium,
+		// so a rewrite costs less and folds pay sooner: the replay folds more often than the recording.
+		const n = s.summary.foldEvents;
+		expect(n).toBeGreaterThan(agent.recordedLayers);
+		expect(s.summary).toMatchObject({ requests: 484, billed: 465 });
+		expect(s.summary.recorded.layers).toBe(agent.recordedLayers);
 		expect(s.summary.folded.input).toBeGreaterThan(0);
 		expect(s.summary.folded.cacheWrite).toBe(0);
 		expect(s.requests).toHaveLength(484);

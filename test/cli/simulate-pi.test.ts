@@ -2,7 +2,8 @@
 // with context-fold on the offline fake model, which reports prompt-cache usage the Anthropic way.
 // The replay of that session file must commit the very layers the extension committed, and its
 // prompt-token totals must be within 5 % of what the fake recorded; its no-folding arm must be
-// within 5 % of the same script run without the extension.
+// within 5 % of the same script run without the extension. Both fold rules: the priced one users get,
+// and the fixed ladder (fold points pinned by hand; here the test seam, which the CLI reads too).
 import { afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { bigOutputCommand, ensureBundle } from "../e2e/cf.ts";
 import {
@@ -39,11 +40,18 @@ function script() {
 	return replySequence(replies);
 }
 
-async function run(version: typeof import("../e2e/harness/index.ts")["PI_VERSIONS"][number], withExtension: boolean) {
+type FoldRuleOption = "priced" | "fixed";
+
+async function run(
+	version: typeof import("../e2e/harness/index.ts")["PI_VERSIONS"][number],
+	withExtension: boolean,
+	foldRule: FoldRuleOption,
+) {
 	const s = await startScenario({
 		fake: { script: script() },
 		model: { contextWindow: 40_000 },
 		compaction: { enabled: false },
+		foldRule,
 	});
 	scenarios.push(s);
 	expectSuccess(
@@ -66,16 +74,16 @@ const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
 
 forEachPiVersion((version) => {
 	describe(`pi ${version}: simulate agrees with what real Pi did`, () => {
-		test(
-			"same fold events as the extension, prompt totals within 5 % of the fake's, both arms",
-			async () => {
-				const folded = await run(version, true);
-				const plain = await run(version, false);
+		test.each(["priced", "fixed"] as const)(
+			"%s rule: same fold events as the extension, prompt totals within 5 % of the fake's, both arms",
+			async (foldRule) => {
+				const folded = await run(version, true, foldRule);
+				const plain = await run(version, false, foldRule);
 				const file = folded.sandbox.latestSessionFile();
-				// The sandbox's models.json gives the window (40k), as Pi had it.
+				// The sandbox's models.json gives the window (40k), as Pi had it; its environment, the rule.
 				const r = await runCli(
 					["simulate", "--json", file],
-					memIo({ env: { PI_CODING_AGENT_DIR: folded.sandbox.agentDir } }),
+					memIo({ env: { ...folded.sandbox.env, PI_CODING_AGENT_DIR: folded.sandbox.agentDir } }),
 				);
 				expect(r.stderr).toBe("");
 				const sim = JSON.parse(r.stdout).sessions[0];
@@ -96,6 +104,7 @@ forEachPiVersion((version) => {
 				expect(sim.summary.recorded.prompt).toBe(fakeFolded);
 				const agreement = {
 					version,
+					foldRule,
 					foldEvents: sim.summary.foldEvents,
 					foldedArm: sim.summary.folded.prompt,
 					fakeWithExtension: fakeFolded,

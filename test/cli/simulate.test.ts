@@ -13,6 +13,11 @@ import { type ToolLoop, toolLoopSession } from "./simulate-fixtures.ts";
 const sandbox = agentDir();
 afterAll(() => sandbox.cleanup());
 const io = () => memIo({ env: sandbox.env });
+/**
+ * The fixed ladder at its default points (the test seam): these chart tests need fold events at known
+ * requests in a short session, which the priced rule (rightly) does not make in 13 requests a minute apart.
+ */
+const fixedIo = () => memIo({ env: { ...sandbox.env, CONTEXTFOLD_TEST_FIXED_FOLDS: "1" } });
 const OPUS = { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 };
 
 let files = 0;
@@ -22,8 +27,8 @@ function session(o: ToolLoop = {}): string {
 	return path;
 }
 
-async function json(argv: string[]) {
-	const r = await runCli([...argv, "--json"], io());
+async function json(argv: string[], through = io) {
+	const r = await runCli([...argv, "--json"], through());
 	expect(r.code).toBe(0);
 	return JSON.parse(r.stdout).sessions[0];
 }
@@ -32,7 +37,7 @@ describe("simulate: summary first, a chart, the table on request", () => {
 	const path = session({ statedPrices: OPUS });
 
 	test("the summary comes first, then the chart; no per-request table unless --table", async () => {
-		const r = await runCli(["simulate", path, "--window", "30000"], io());
+		const r = await runCli(["simulate", path, "--window", "30000"], fixedIo());
 		expect(r.code).toBe(0);
 		const lines = r.stdout.split("\n");
 		expect(lines[0]).toBe(`session 5e551000-0000-4000-8000-000000000001  ${path}`);
@@ -62,7 +67,28 @@ describe("simulate: summary first, a chart, the table on request", () => {
 			].join("\n"),
 		);
 		// --no-table is still accepted, and is the default.
-		expect((await runCli(["simulate", path, "--window", "30000", "--no-table"], io())).stdout).toBe(r.stdout);
+		expect((await runCli(["simulate", path, "--window", "30000", "--no-table"], fixedIo())).stdout).toBe(r.stdout);
+		// The priced rule has no fixed first-fold point: no fold-at line, the legend names the budget alone.
+		const priced = await runCli(["simulate", path, "--window", "30000"], io());
+		expect(priced.stdout).not.toContain("fold-at");
+		expect(priced.stdout).toContain("\n        lines: budget 23k\n");
+		// Nothing pinned, nothing said; the test seam is not a pin either.
+		expect(priced.stderr).toBe("");
+		expect(r.stderr).toBe("");
+	});
+
+	test("fold points pinned by hand replay the fixed ladder, and the notice says so once", async () => {
+		const env = { ...sandbox.env, CONTEXTFOLD_FOLD_STEP: "0.06" };
+		const r = await runCli(["simulate", path, session({ statedPrices: OPUS }), "--window", "30000"], memIo({ env }));
+		expect(r.code).toBe(0);
+		expect(r.stderr).toBe(
+			'fold points pinned by hand: CONTEXTFOLD_FOLD_STEP=0.06 (environment). The priced fold rule is off for this session: folds come at these fixed points, as in 0.1.0. Unset it (or choose "default" in /context-fold Settings) to return to the priced rule.\n',
+		);
+		// The same folds as the ladder at its default points.
+		const pinned = await json(["simulate", path, "--window", "30000"], () => memIo({ env }));
+		const seam = await json(["simulate", path, "--window", "30000"], fixedIo);
+		expect(pinned.summary.foldEvents).toBe(seam.summary.foldEvents);
+		expect(pinned.summary.foldEvents).toBeGreaterThan(0);
 	});
 
 	test("--table adds every request after the chart; with --no-table it is a usage error", async () => {
@@ -93,7 +119,7 @@ describe("simulate: summary first, a chart, the table on request", () => {
 
 	test("--html draws the same marks as the text chart, named as the table names them", async () => {
 		const html = join(sandbox.root, "page.html");
-		const j = await json(["simulate", path, "--window", "30000", "--html", html]);
+		const j = await json(["simulate", path, "--window", "30000", "--html", html], fixedIo);
 		const page = readFileSync(html, "utf8");
 		expect(j.summary.foldEvents).toBe(3);
 		expect(j.summary.compactions.folded).toBe(3);

@@ -1,6 +1,6 @@
 // `status` and `recall` through main(argv, io), on the real traces in a private agent directory.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { MaskedInput } from "../../src/core/input-records.ts";
 import { renderPath, valueAt } from "../../src/core/inputs.ts";
@@ -45,6 +45,8 @@ describe("status", () => {
 			"session",
 			"model",
 			"position",
+			"rule",
+			"pricing",
 			"folds",
 			"cache",
 			"foldCost",
@@ -71,7 +73,10 @@ describe("status", () => {
 			window: 200000,
 			windowSource: "default",
 		});
-		// No context-fold ran in this session: nothing folded yet; at 89% of the window, the next request folds.
+		// No context-fold ran in this session: nothing folded yet. The trace is a year old against the
+		// clock, so the prompt cache is long gone: the priced rule folds everything foldable at once (the
+		// rewrite costs nothing more than the cold prompt would). The layer records 0.1.0's "threshold"
+		// for older readers; `rule` says why it fires.
 		expect(j.folds).toEqual({ events: 0, maskedBlocks: 0, maskedTokens: 0, invalidRecords: 0, layers: [] });
 		expect(j.position).toMatchObject({
 			usage: 177657,
@@ -79,13 +84,37 @@ describe("status", () => {
 			state: "fold",
 			armed: true,
 			budget: 150000,
+			threshold: null,
+			step: null,
 		});
-		expect(j.position.pendingFold).toMatchObject({ reason: "budget" });
+		expect(j.position.pendingFold).toMatchObject({ reason: "threshold", rule: "cold" });
+		expect(Object.keys(j.position.pendingFold)).toEqual(["reason", "rule", "blocks", "tokens"]);
 		expect(j.position.pendingFold.blocks).toBeGreaterThan(0);
 		// One set of numbers: the position line names the due fold (blocks and tokens) instead of the gauge.
 		expect(j.text).toContain(
-			`; fold due on the next request (budget): ${j.position.pendingFold.blocks} blocks, ~${Math.round(j.position.pendingFold.tokens / 1000)}k tok\n`,
+			`; fold due on the next request (cache cold: idle past the cache lifetime): ${j.position.pendingFold.blocks} blocks, ~${Math.round(j.position.pendingFold.tokens / 1000)}k tok\n`,
 		);
+		expect(j.rule).toEqual({ active: "priced", pinnedBy: null, pins: [] });
+		// Sonnet 4.5's catalog prices: reads at a tenth of the input price, writes at 1.25 times.
+		expect(j.pricing).toMatchObject({
+			basis: "model",
+			rates: { read: 0.1, write: 1.25 },
+			prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+			cold: "idle",
+			lastFold: null,
+		});
+		const next = j.pricing.next;
+		expect(next).toMatchObject({ state: "due", rule: "cold", requestsUntilDue: 0, paysBackAfter: 0 });
+		// Cold, the event only removes tokens: it saves on the very next request (a negative rewrite).
+		expect(next.rewrite).toBeLessThan(0);
+		expect(next.payback).toBe(Math.round(next.freed * 0.1));
+		expect(next.words).toBe(
+			`saves from the first request: ~${(next.payback / 1000).toFixed(1)}k tok-eq ($${((next.payback * 3) / 1e6).toFixed(4)}) per request`,
+		);
+		expect(j.text).toContain(
+			"\n  rule: priced (read 0.10×, write 1.25× the input price; cache cold: idle past the cache lifetime)\n",
+		);
+		expect(j.text).toContain(`\n  payback: fold due: ${next.words}\n`);
 		expect(j.text).not.toContain("next fold:");
 		expect(j.text).not.toContain("next request:");
 		expect(j.cache.responses).toBe(431);
@@ -112,7 +141,91 @@ describe("status", () => {
 			cacheWrite: 0,
 			source: "--price openai",
 		});
-		expect(j.position.pendingFold).toBeNull();
+		// The preset's prices decide: no write premium (OpenAI-style), so a write costs what input does.
+		expect(j.pricing).toMatchObject({
+			basis: "model",
+			rates: { read: 0.1, write: 1 },
+			prices: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: 0 },
+		});
+		// 18 % of a 1M window, but the cache is cold (a year old): everything foldable folds at once.
+		expect(j.position.pendingFold).toMatchObject({ reason: "threshold", rule: "cold" });
+		expect(j.text).toContain("; fold due on the next request (cache cold: idle past the cache lifetime): ");
+	});
+
+	test("fold points pinned by hand: the fixed ladder, said in the header and in the JSON", async () => {
+		writeFileSync(join(agent.agentDir, "context-fold.json"), JSON.stringify({ v: 1, foldStep: 0.1 }));
+		try {
+			const env = { ...agent.env, CONTEXTFOLD_FOLD_AT: "0.4" };
+			const r = await runCli(["status", "--json", agent.large], memIo({ env, cwd: TRACE_CWD }));
+			expect(r.code).toBe(0);
+			const j = JSON.parse(r.stdout);
+			expect(j.rule).toEqual({
+				active: "fixed",
+				pinnedBy: "hand",
+				pins: [
+					{ knob: "foldAt", name: "CONTEXTFOLD_FOLD_AT", source: "env", value: 0.4 },
+					{ knob: "foldStep", name: "foldStep", source: "file", value: 0.1 },
+				],
+			});
+			// Over the budget (178k of 150k): the ladder's budget fold, which the priced rule does not price.
+			expect(j.position).toMatchObject({ threshold: 80000, step: 20000 });
+			expect(j.position.pendingFold).toMatchObject({ reason: "budget", rule: null });
+			expect(j.pricing.next).toBeNull();
+			const notice =
+				'  ⚠ fold points pinned by hand: CONTEXTFOLD_FOLD_AT=0.4 (environment), foldStep 0.1 (context-fold.json). The priced fold rule is off for this session: folds come at these fixed points, as in 0.1.0. Unset them (or choose "default" in /context-fold Settings) to return to the priced rule.';
+			const header = j.text.split("\ncontext-fold status\n")[0].split("\n");
+			expect(header.at(-1)).toBe(notice);
+			expect(j.text).toContain(
+				"\n  rule: fixed fold points, set by hand: CONTEXTFOLD_FOLD_AT=0.4 (environment), foldStep 0.1 (context-fold.json); the priced rule is off until they are unset\n",
+			);
+			expect(j.text).not.toContain("payback:");
+		} finally {
+			rmSync(join(agent.agentDir, "context-fold.json"));
+		}
+		// The test seam runs the same ladder without the notice, and says what it is.
+		const seam = await runCli(
+			["status", "--json", agent.large],
+			memIo({ env: { ...agent.env, CONTEXTFOLD_TEST_FIXED_FOLDS: "1" }, cwd: TRACE_CWD }),
+		);
+		const j = JSON.parse(seam.stdout);
+		expect(j.rule).toEqual({ active: "fixed", pinnedBy: "test-seam", pins: [] });
+		expect(j.text).not.toContain("pinned by hand");
+		expect(j.text).toContain("\n  rule: fixed fold points (test seam CONTEXTFOLD_TEST_FIXED_FOLDS=1)\n");
+	});
+
+	test("the last fold's payback, from the decision record the priced rule left on its layer", async () => {
+		const entries = readFileSync(agent.recorded, "utf8")
+			.split("\n")
+			.filter((l) => l.includes('"customType":"context-fold"'))
+			.map((l) => JSON.parse(l).data);
+		const last = entries.at(-1);
+		expect(last.decision).toBeDefined();
+		const r = await runCli(["status", "--json", agent.recorded], io());
+		const j = JSON.parse(r.stdout);
+		expect(j.folds.layers.map((l: { decision: unknown }) => l.decision)).toEqual(entries.map((e) => e.decision));
+		const { v, rule, prices, basis, rewrite, payback, rent } = last.decision;
+		const after = Math.ceil(rewrite / payback);
+		// Decided without prices (the trace helper plans in tokens): no dollars in the words.
+		expect(basis).toBe("ratios");
+		expect(j.pricing.lastFold).toEqual({
+			seq: last.seq,
+			v,
+			rule,
+			prices,
+			basis,
+			rewrite,
+			payback,
+			rent,
+			cold: last.decision.cold ?? null,
+			paysBackAfter: after,
+			words: expect.stringMatching(
+				new RegExp(
+					`^rewrite ~[\\d.]+k tok-eq once, saves ~[\\d.]+k? per later request: pays back after ${after} requests$`,
+				),
+			),
+		});
+		expect(j.text).toContain(`\n  payback: last fold #${last.seq} (`);
+		expect(j.text).toContain(`): ${j.pricing.lastFold.words}\n`);
 	});
 
 	test("malformed lines are skipped, counted and reported", async () => {

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { accountSession } from "../../src/core/accounting.ts";
+import type { FoldRule } from "../../src/core/fold-rule.ts";
+import type { FoldDecisionRecord } from "../../src/core/layers.ts";
 import type { FoldPlan } from "../../src/core/plan.ts";
 import { foldGeometry } from "../../src/core/policy/geometry.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
@@ -66,6 +68,38 @@ describe("footer", () => {
 	});
 });
 
+const pinnedByHand: FoldRule = {
+	type: "fixed",
+	pinnedBy: "hand",
+	pins: [
+		{ knob: "foldAt", name: "CONTEXTFOLD_FOLD_AT", source: "env", value: 0.45 },
+		{ knob: "foldStep", name: "foldStep", source: "file", value: 0.12 },
+	],
+};
+const SONNET = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+/** The priced rule waiting: its best event has paid 3.1k of a 12k rewrite, at 600 a request. */
+const waiting = (over: Partial<FoldPlan["pricing"]> = {}): FoldPlan =>
+	plan({
+		fixed: null,
+		pricing: {
+			rates: { read: 0.1, write: 1.25, basis: "model" },
+			prices: SONNET,
+			cold: null,
+			decision: { fire: false, best: { from: 0, freed: 6_000, rewrite: 12_000, payback: 600, rent: 3_100 } },
+			...over,
+		},
+	});
+const coldRecord: FoldDecisionRecord = {
+	v: 1,
+	rule: "cold",
+	cold: "idle",
+	prices: SONNET,
+	basis: "model",
+	rewrite: -5_000,
+	payback: 800,
+	rent: 0,
+};
+
 describe("status", () => {
 	test("golden", () => {
 		const accounting = accountSession([
@@ -79,13 +113,14 @@ describe("status", () => {
 			accounting,
 			prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
 			flags: { offWire: false, recallChurn: ["abc123"] },
+			rule: pinnedByHand,
 		});
 		expect(text).toBe(
 			[
 				"context-fold status",
 				"  folds: 1 event, 12 blocks masked, ~41k tok out of every request",
 				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold: 3.1k/9.6k maskable",
-				"  rule: fixed fold points (foldAt/foldStep/coldFoldAt set by hand)",
+				"  rule: fixed fold points, set by hand: CONTEXTFOLD_FOLD_AT=0.45 (environment), foldStep 0.12 (context-fold.json); the priced rule is off until they are unset",
 				"  cache: 76% hit over the session, 44% on the last response (2 responses)",
 				"  fold cost: ~6.0k tok not sent so far; re-prefilled ~2.0k tok because folds moved the prefix (1 of 1 change answered)",
 				"  net: -$0.0051 (saved $0.0018 at cache-read price, paid $0.0069 in re-writes)",
@@ -94,6 +129,103 @@ describe("status", () => {
 			].join("\n"),
 		);
 	});
+	test("golden, priced rule: the rule's rates, the next fold's payback and the last fold's", () => {
+		const text = renderStatus({
+			plan: waiting(),
+			events: 2,
+			accounting: accountSession([]),
+			flags: {},
+			rule: { type: "priced" },
+			lastFold: { seq: 2, decision: coldRecord },
+		});
+		expect(text).toBe(
+			[
+				"context-fold status",
+				"  folds: 2 events, 12 blocks masked, ~41k tok out of every request",
+				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold in ~15 requests (old output has cost 3.1k of a 12k rewrite)",
+				"  rule: priced (read 0.10×, write 1.25× the input price)",
+				"  payback: next fold: rewrite ~12k tok-eq ($0.0360) once, saves ~600 ($0.0018) per later request: pays back after 20 requests",
+				"  payback: last fold #2 (cache cold: idle past the cache lifetime): saves from the first request: ~800 tok-eq ($0.0024) per request",
+				"  cache: no usage reported yet",
+				"  flags: none",
+			].join("\n"),
+		);
+	});
+
+	test("priced rule: a model without prices is decided in tokens (no dollars); a cold cache is named", () => {
+		const text = renderStatus({
+			plan: waiting({ rates: { read: 0.1, write: 1.25, basis: "ratios" }, cold: "model-change" }),
+			events: 0,
+			accounting: accountSession([]),
+			flags: {},
+			rule: { type: "priced" },
+			// A layer the fixed ladder (or 0.1.0) made has no decision record: no payback to show for it.
+			lastFold: { seq: 1 },
+		});
+		const lines = text.split("\n");
+		expect(lines).toContain(
+			"  rule: priced (the model declares no prices: decided in tokens with Anthropic's read/write ratios; cache cold: another model than the last response)",
+		);
+		expect(lines.filter((l) => l.startsWith("  payback:"))).toEqual([
+			"  payback: next fold: rewrite ~12k tok-eq once, saves ~600 per later request: pays back after 20 requests",
+		]);
+	});
+
+	test("a fold the priced rule fires: due in a preview (the CLI), the last fold once it is committed (Pi)", () => {
+		const event = { from: 0, freed: 20_000, rewrite: 9_000, payback: 2_000, rent: 9_500 };
+		const fired = plan({
+			state: "fold",
+			fixed: null,
+			pricing: {
+				rates: { read: 0.1, write: 1.25, basis: "model" },
+				prices: SONNET,
+				cold: null,
+				decision: { fire: true, reason: "rent", event },
+			},
+		});
+		const record: FoldDecisionRecord = { ...coldRecord, rule: "rent", rewrite: 9_000, payback: 2_000, rent: 9_500 };
+		delete record.cold;
+		const base = { events: 1, accounting: accountSession([]), flags: {}, rule: { type: "priced" } as FoldRule };
+		const preview = renderStatus({
+			...base,
+			plan: fired,
+			due: { reason: "threshold", rule: "rent", blocks: 7, tokens: 20_000 },
+			lastFold: null,
+		});
+		expect(preview).toContain(
+			"; fold due on the next request (re-reading old output had cost as much as the rewrite): 7 blocks, ~20k tok\n",
+		);
+		expect(preview).toContain(
+			"\n  payback: fold due: rewrite ~9.0k tok-eq ($0.0270) once, saves ~2.0k ($0.0060) per later request: pays back after 5 requests\n",
+		);
+		// In Pi the plan is the request just sent: its fold is the newest layer, said once, as the last fold.
+		const live = renderStatus({ ...base, plan: fired, lastFold: { seq: 1, decision: record } });
+		expect(live.split("\n").filter((l) => l.startsWith("  payback:"))).toEqual([
+			"  payback: last fold #1 (re-reading old output had cost as much as the rewrite): rewrite ~9.0k tok-eq ($0.0270) once, saves ~2.0k ($0.0060) per later request: pays back after 5 requests",
+		]);
+	});
+
+	test("fixed fold points: the test seam is named as such; no payback is priced for the next fold", () => {
+		const text = renderStatus({
+			plan: plan({}),
+			events: 0,
+			accounting: accountSession([]),
+			flags: {},
+			rule: { type: "fixed", pinnedBy: "test-seam" },
+		});
+		expect(text).toContain("\n  rule: fixed fold points (test seam CONTEXTFOLD_TEST_FIXED_FOLDS=1)\n");
+		expect(text).not.toContain("payback:");
+		// Before any request the rule is still said (without rates: nothing was priced yet).
+		const none = renderStatus({
+			plan: null,
+			events: 0,
+			accounting: accountSession([]),
+			flags: {},
+			rule: { type: "priced" },
+		});
+		expect(none).toContain("  position: no request yet\n  rule: priced\n");
+	});
+
 	test("writes unreported and no request yet", () => {
 		const accounting = accountSession([
 			{ type: "response", usage: { input: 1_000, output: 10, cacheRead: 9_000, cacheWrite: 0 }, timestamp: 0 },

@@ -332,10 +332,14 @@ forEachPiVersion((version) => {
 				expect(turns(s)).toHaveLength(17);
 				const records = foldRecords(s.sandbox.readSession()).filter((d) => d.type === "layer");
 				expect(records.length).toBeGreaterThan(1);
+				// The step pinned by hand (for more fold events) is said at start; then the one warning about the disk.
 				const lines = cfLines(r.stderr);
-				expect(lines).toHaveLength(1);
-				expect(lines[0]).toContain("the seed index was not updated");
-				expect(lines[0]).toContain("ENOSPC");
+				expect(lines).toHaveLength(2);
+				expect(lines[0]).toStartWith(
+					"context-fold: fold points pinned by hand: CONTEXTFOLD_FOLD_STEP=0.05 (environment).",
+				);
+				expect(lines[1]).toContain("the seed index was not updated");
+				expect(lines[1]).toContain("ENOSPC");
 				expectAllOutputs(s.sandbox.readSession(), "f", 16);
 			},
 			TIMEOUT,

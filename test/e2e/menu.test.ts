@@ -2,6 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { FoldDecisionRecord } from "../../src/core/layers.ts";
+import { firedWords, paybackWords } from "../../src/core/payback.ts";
 import { DEFAULT_SETTINGS } from "../../src/core/settings.ts";
 import { bigOutputCommand, ensureBundle, foldEvents, scenarioPool } from "./cf.ts";
 import {
@@ -27,6 +29,7 @@ const bundle = ensureBundle();
 const scenario = scenarioPool();
 
 const settingsPath = (s: Scenario) => join(s.sandbox.agentDir, "context-fold.json");
+const PRICED_OFF = "The priced fold rule is off for this session: folds come at these fixed points, as in 0.1.0.";
 const readJson = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 
 async function rpcFor(s: Scenario, version: PiVersion, env?: Record<string, string>): Promise<PiRpc> {
@@ -87,9 +90,14 @@ forEachPiVersion((version) => {
 
 				let r = await drive(rpc, "/context-fold", [{ pick: "Status" }]);
 				expect(optionsOf(r.dialogs[0] as UiRequest)).toEqual(MENU);
+				// The sandbox runs the fixed ladder through the test seam: named, but no notice about pins (below).
+				expect(String(r.dialogs[0]?.title)).toBe(
+					"context-fold\nfold rule: fixed: test seam CONTEXTFOLD_TEST_FIXED_FOLDS=1",
+				);
 				expect(r.notes).toHaveLength(1);
 				expect(r.notes[0]).toStartWith("context-fold status");
 				expect(r.notes[0]).toContain("folds: 0 events");
+				expect(r.notes[0]).toContain("\n  rule: fixed fold points (test seam CONTEXTFOLD_TEST_FIXED_FOLDS=1)\n");
 
 				r = await drive(rpc, "/context-fold", [{ pick: "Close" }]);
 				expect(r.notes).toEqual([]);
@@ -114,6 +122,7 @@ forEachPiVersion((version) => {
 				]);
 				expect(s.fake.requests).toHaveLength(0);
 				expect(existsSync(settingsPath(s))).toBe(false);
+				expect(rpc.events.filter((e) => isNotify(e) && notifyText(e).includes("pinned by hand"))).toEqual([]);
 			},
 			TIMEOUT,
 		);
@@ -135,15 +144,17 @@ forEachPiVersion((version) => {
 				expect(foldEvents(s.fake.requests)).toEqual([]);
 
 				const r = await drive(rpc, "/context-fold config", [
-					{ pick: "First fold at" },
+					{ pick: "Pin first fold at" },
 					{ type: "0.05" },
 					{ pick: "Back" },
 				]);
 				const rows = optionsOf(r.dialogs[0] as UiRequest);
 				expect(rows).toEqual([
-					`First fold at (fraction of window): ${DEFAULT_SETTINGS.foldAt} · default`,
-					"Fold step (fraction of window): 0.01 · env CONTEXTFOLD_FOLD_STEP",
-					"Cold first fold at (fraction of window): 0.25 · default",
+					// A fold point set by hand: the fixed ladder decides, and every point shows its value.
+					"Fold rule: fixed: set by hand (CONTEXTFOLD_FOLD_STEP)",
+					`Pin first fold at (fraction of window): ${DEFAULT_SETTINGS.foldAt} · default`,
+					"Pin fold step (fraction of window): 0.01 · env CONTEXTFOLD_FOLD_STEP",
+					"Pin cold first fold at (fraction of window): 0.25 · default",
 					"Budget (fraction of window): 0.75 · default",
 					"Budget cap (tokens): 200000 · default",
 					"Protected tail (tokens): 500 · env CONTEXTFOLD_TAIL",
@@ -155,13 +166,18 @@ forEachPiVersion((version) => {
 					"Back",
 				]);
 				const input = r.dialogs[1] as UiRequest & { title: string; placeholder?: string };
-				expect(input.title).toContain(`First fold at (fraction of window): now ${DEFAULT_SETTINGS.foldAt} (default)`);
+				expect(input.title).toContain(
+					`Pin first fold at (fraction of window): now ${DEFAULT_SETTINGS.foldAt} (default)`,
+				);
 				expect(input.title).toContain("a number > 0 and <= 1");
 				expect(input.placeholder).toBe(String(DEFAULT_SETTINGS.foldAt));
 				expect(r.notes).toEqual([
-					`context-fold: saved First fold at (fraction of window) = 0.05 in ${settingsPath(s)}. Applies now.`,
+					`context-fold: saved Pin first fold at (fraction of window) = 0.05 in ${settingsPath(s)}. Applies now.`,
 				]);
-				expect(optionsOf(r.dialogs[2] as UiRequest)[0]).toBe("First fold at (fraction of window): 0.05 · file");
+				expect(optionsOf(r.dialogs[2] as UiRequest).slice(0, 2)).toEqual([
+					"Fold rule: fixed: set by hand (foldAt in the file, CONTEXTFOLD_FOLD_STEP)",
+					"Pin first fold at (fraction of window): 0.05 · file",
+				]);
 
 				expect(readJson(settingsPath(s))).toEqual({ v: 1, foldAt: 0.05 });
 				expect(statSync(settingsPath(s)).mode & 0o777).toBe(0o600);
@@ -222,21 +238,25 @@ forEachPiVersion((version) => {
 					CONTEXTFOLD_FOLD_AT: "0.6",
 					CONTEXTFOLD_CACHE_IDLE_MINUTES: "5",
 				});
+				// The variable pins a fold point: said once at session start (before the menu is opened).
+				await rpc.waitFor((e) => isNotify(e) && notifyText(e).includes("CONTEXTFOLD_FOLD_AT=0.6 (environment)"));
 				const r = await drive(rpc, "/context-fold config", [
-					{ pick: "First fold at" },
+					{ pick: "Pin first fold at" },
 					{ type: "0.4" },
 					{ cancel: true },
 				]);
 				const rows = optionsOf(r.dialogs[0] as UiRequest);
-				expect(rows).toContain("First fold at (fraction of window): 0.6 · env CONTEXTFOLD_FOLD_AT (shadows saved 0.5)");
+				expect(rows).toContain(
+					"Pin first fold at (fraction of window): 0.6 · env CONTEXTFOLD_FOLD_AT (shadows saved 0.5)",
+				);
 				expect(rows).toContain(
 					`Cache inactivity warning (minutes) for ${FAKE_PROVIDER}: 5 · env CONTEXTFOLD_CACHE_IDLE_MINUTES (shadows saved 20)`,
 				);
 				expect(r.notes).toEqual([
-					`context-fold: saved First fold at (fraction of window) = 0.4 in ${settingsPath(s)}. CONTEXTFOLD_FOLD_AT=0.6 still overrides it in this session.`,
+					`context-fold: saved Pin first fold at (fraction of window) = 0.4 in ${settingsPath(s)}. CONTEXTFOLD_FOLD_AT=0.6 still overrides it in this session.`,
 				]);
 				expect(optionsOf(r.dialogs[2] as UiRequest)).toContain(
-					"First fold at (fraction of window): 0.6 · env CONTEXTFOLD_FOLD_AT (shadows saved 0.4)",
+					"Pin first fold at (fraction of window): 0.6 · env CONTEXTFOLD_FOLD_AT (shadows saved 0.4)",
 				);
 				expect(readJson(settingsPath(s))).toEqual({ v: 1, foldAt: 0.4, cacheIdleMinutes: 20 });
 			},
@@ -288,7 +308,7 @@ forEachPiVersion((version) => {
 				expect(notifyText(warning)).toContain(settingsPath(s));
 
 				const r = await drive(rpc, "/context-fold config", [
-					{ pick: "First fold at" },
+					{ pick: "Pin first fold at" },
 					{ pick: "Hard compaction" },
 					{ cancel: true },
 				]);
@@ -299,6 +319,116 @@ forEachPiVersion((version) => {
 					expect(note).toContain("it was not changed and nothing was saved");
 				}
 				expect(readFileSync(settingsPath(s), "utf8")).toBe(corrupt);
+			},
+			TIMEOUT,
+		);
+	});
+
+	describe(`pi ${version}: the fold rule in the menu`, () => {
+		test(
+			"fold points set by hand: one notice at session start, naming each setting and the way back",
+			async () => {
+				const s = await scenario();
+				writeFileSync(settingsPath(s), JSON.stringify({ v: 1, foldStep: 0.1 }));
+				const rpc = await rpcFor(s, version, { CONTEXTFOLD_FOLD_AT: "0.4" });
+				const notice = await rpc.waitFor((e) => isNotify(e) && notifyText(e).includes("pinned by hand"));
+				expect(notifyText(notice)).toBe(
+					`context-fold: fold points pinned by hand: CONTEXTFOLD_FOLD_AT=0.4 (environment), foldStep 0.1 (context-fold.json). ${PRICED_OFF} Unset them (or choose "default" in /context-fold Settings) to return to the priced rule.`,
+				);
+				expect((notice as { notifyType?: string }).notifyType).toBe("warning");
+
+				const r = await drive(rpc, "/context-fold", [{ pick: "Status" }]);
+				expect(String(r.dialogs[0]?.title)).toBe(
+					"context-fold\nfold rule: fixed: set by hand (CONTEXTFOLD_FOLD_AT, foldStep in the file)",
+				);
+				expect(r.notes[0]).toContain(
+					"\n  rule: fixed fold points, set by hand: CONTEXTFOLD_FOLD_AT=0.4 (environment), foldStep 0.1 (context-fold.json); the priced rule is off until they are unset\n",
+				);
+				// Picking the rule row repeats the notice's words.
+				const settings = await drive(rpc, "/context-fold settings", [{ pick: "Fold rule" }, { cancel: true }]);
+				expect(settings.notes).toEqual([notifyText(notice)]);
+				// Once per session: the menu and status never repeat it on their own.
+				expect(rpc.events.filter((e) => isNotify(e) && notifyText(e) === notifyText(notice))).toHaveLength(2);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"the priced rule: named in the menu with the last fold's payback; a pin switches to fixed points, default back",
+			async () => {
+				const replies = [0, 1, 2].map((i) => bash(bigOutputCommand(`p${i}`, 3000), `call_p${i}`));
+				const s = await scenario({
+					fake: { script: replySequence([...replies, text("chain done"), text("after the idle")]) },
+					model: { contextWindow: 100_000 },
+					compaction: { enabled: false },
+					foldRule: "priced",
+					env: { CONTEXTFOLD_TAIL: "500" },
+				});
+				// Every request stands an hour after the response before it: the prompt cache is gone, so
+				// the priced rule folds everything foldable at once (the rewrite is free).
+				const rpc = await rpcFor(s, version, { CONTEXTFOLD_TEST_CLOCK_OFFSET_MS: String(3_600_000) });
+				let r = await drive(rpc, "/context-fold", [{ cancel: true }]);
+				expect(String(r.dialogs[0]?.title)).toBe("context-fold\nfold rule: priced");
+
+				await rpc.promptAndWait("run the chain");
+				await rpc.promptAndWait("and now?");
+				expect(foldEvents(s.fake.requests).length).toBeGreaterThan(0);
+				const layers = s.sandbox
+					.readSession()
+					.filter((e) => e.type === "custom" && e.customType === "context-fold")
+					.map((e) => e.data as { seq: number; decision?: FoldDecisionRecord });
+				const last = layers.at(-1);
+				// Folded because the cache was cold (an hour idle), at the fake model's own (Sonnet) prices.
+				expect(last?.decision).toMatchObject({ rule: "cold", basis: "model", prices: { input: 3, cacheRead: 0.3 } });
+				const record = last?.decision as FoldDecisionRecord;
+				expect(record.cold).toBeDefined();
+
+				r = await drive(rpc, "/context-fold", [{ pick: "Status" }]);
+				const title = String(r.dialogs[0]?.title).split("\n");
+				expect(title.slice(0, 2)).toEqual(["context-fold", "fold rule: priced"]);
+				// The record's payback, in tokens and in dollars, in the title and the status alike.
+				const payback = `last fold #${last?.seq} (${firedWords("cold", record.cold)}): ${paybackWords(record, record.prices)}`;
+				expect(payback).toMatch(/\(\$0\.\d{4}\)/);
+				expect(title).toContain(`payback of the ${payback}`);
+				expect(r.notes[0]).toMatch(
+					/\n {2}rule: priced \(read 0\.10×, write 1\.25× the input price(; cache cold: [^)]+)?\)\n/,
+				);
+				expect(r.notes[0]).toContain(`\n  payback: ${payback}\n`);
+				expect(rpc.events.filter((e) => isNotify(e) && notifyText(e).includes("pinned by hand"))).toEqual([]);
+
+				r = await drive(rpc, "/context-fold settings", [
+					{ pick: "Fold rule" },
+					{ pick: "Pin first fold at" },
+					{ type: "0.5" },
+					{ pick: "Pin first fold at" },
+					{ type: "default" },
+					{ cancel: true },
+				]);
+				const rows = optionsOf(r.dialogs[0] as UiRequest);
+				expect(rows.slice(0, 4)).toEqual([
+					"Fold rule: priced",
+					"Pin first fold at (fraction of window): unset · default",
+					"Pin fold step (fraction of window): unset · default",
+					"Pin cold first fold at (fraction of window): unset · default",
+				]);
+				const input = r.dialogs[2] as UiRequest & { title: string; placeholder?: string };
+				expect(input.title).toContain("Pin first fold at (fraction of window): now unset (default)");
+				expect(input.title).toContain("Set, it turns the priced fold rule off; unset, the priced rule decides.");
+				expect(input.placeholder).toBe(String(DEFAULT_SETTINGS.foldAt));
+				expect(optionsOf(r.dialogs[3] as UiRequest).slice(0, 3)).toEqual([
+					"Fold rule: fixed: set by hand (foldAt in the file)",
+					"Pin first fold at (fraction of window): 0.5 · file",
+					`Pin fold step (fraction of window): ${DEFAULT_SETTINGS.foldStep} · default`,
+				]);
+				expect(optionsOf(r.dialogs[5] as UiRequest)[0]).toBe("Fold rule: priced");
+				expect(r.notes).toEqual([
+					expect.stringMatching(
+						/^context-fold: fold rule: priced\. A fold event fires once what re-reading the old output has cost outweighs/,
+					),
+					`context-fold: saved Pin first fold at (fraction of window) = 0.5 in ${settingsPath(s)}. Applies now. Fold points are pinned now: the priced fold rule is off until they are unset.`,
+					`context-fold: saved Pin first fold at (fraction of window) back to default in ${settingsPath(s)}. Applies now. No fold point is pinned now: the priced fold rule decides.`,
+				]);
+				expect(readJson(settingsPath(s))).toEqual({ v: 1 });
 			},
 			TIMEOUT,
 		);
@@ -321,7 +451,15 @@ forEachPiVersion((version) => {
 				});
 				expect(config.stderr).toContain(`context-fold settings (saved in ${settingsPath(s)}`);
 				expect(config.stderr).toContain("  Protected tail (tokens): 9000 · file");
-				expect(config.stderr).toContain("  First fold at (fraction of window): 0.6 · env CONTEXTFOLD_FOLD_AT");
+				expect(config.stderr).toContain("  Pin first fold at (fraction of window): 0.6 · env CONTEXTFOLD_FOLD_AT");
+				// The pinned point: the notice at session start (once), and the same words in the listing.
+				const notice = `fold points pinned by hand: CONTEXTFOLD_FOLD_AT=0.6 (environment). ${PRICED_OFF} Unset it (or choose "default" in /context-fold Settings) to return to the priced rule.`;
+				const lines = config.stderr.split("\n");
+				expect(lines.filter((l) => l === `context-fold: ${notice}`)).toHaveLength(1);
+				expect(lines).toContain(`  ⚠ ${notice}`);
+				expect(lines).toContain("  Fold rule: fixed: set by hand (CONTEXTFOLD_FOLD_AT)");
+				// The test seam alone (the sandbox's default) pins nothing anybody set: no notice.
+				expect(bare.stderr).not.toContain("pinned by hand");
 				expect(s.fake.requests).toHaveLength(0);
 			},
 			TIMEOUT,
@@ -358,6 +496,8 @@ forEachPiVersion((version) => {
 				tui.sendKeys("Enter");
 				let screen = await tui.waitFor("Discard retained images");
 				expect(screen).toMatch(/→ Status\n\s+Settings\n\s+Discard retained images\n\s+Close/);
+				// The title says which rule decides (the sandbox's test seam here).
+				expect(screen).toContain("fold rule: fixed: test seam CONTEXTFOLD_TEST_FIXED_FOLDS=1");
 				// Down to Close and back up to Status: the arrow moves with the keys.
 				tui.sendKeys("Down", "Down", "Down");
 				screen = await tui.waitFor(/→ Close/);
@@ -388,20 +528,23 @@ forEachPiVersion((version) => {
 				tui.sendKeys("Enter");
 				await tui.waitFor("Discard retained images");
 				tui.sendKeys("Down", "Enter");
-				let screen = await tui.waitFor(`→ First fold at (fraction of window): ${DEFAULT_SETTINGS.foldAt} · default`);
+				let screen = await tui.waitFor("→ Fold rule: fixed: test seam CONTEXTFOLD_TEST_FIXED_FOLDS=1");
 				expect(screen).toContain(`context-fold settings (saved in ${settingsPath(s)})`);
-				expect(screen).toContain("Cold first fold at (fraction of window): 0.25 · default");
+				expect(screen).toContain(`Pin first fold at (fraction of window): ${DEFAULT_SETTINGS.foldAt} · default`);
+				expect(screen).toContain("Pin cold first fold at (fraction of window): 0.25 · default");
 				expect(screen).toContain(`Cache inactivity warning (minutes) for ${FAKE_PROVIDER}: 30 · default fallback`);
 
-				tui.sendKeys("Down", "Down");
-				await tui.waitFor("→ Cold first fold at");
+				tui.sendKeys("Down", "Down", "Down");
+				await tui.waitFor("→ Pin cold first fold at");
 				tui.sendKeys("Enter");
-				screen = await tui.waitFor("Cold first fold at (fraction of window): now 0.25 (default)");
+				screen = await tui.waitFor("Pin cold first fold at (fraction of window): now 0.25 (default)");
 				expect(screen).toContain('Enter a number > 0 and <= 1. "default" removes the saved value');
 				tui.type("0.1");
 				tui.sendKeys("Enter");
-				screen = await tui.waitFor("Cold first fold at (fraction of window): 0.1 · file");
-				expect(screen).toContain("context-fold: saved Cold first fold at (fraction of window) = 0.1");
+				screen = await tui.waitFor("Pin cold first fold at (fraction of window): 0.1 · file");
+				expect(screen).toContain("context-fold: saved Pin cold first fold at (fraction of window) = 0.1");
+				// Now pinned by hand, in the file: the rule row says so.
+				expect(screen).toContain("Fold rule: fixed: set by hand (coldFoldAt in the file)");
 				// Live: the footer's gauge already reads the new threshold, before any new request.
 				expect(footer(screen)).toContain("next fold at 10% ctx");
 				expect(readJson(settingsPath(s))).toEqual({ v: 1, coldFoldAt: 0.1 });

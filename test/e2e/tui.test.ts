@@ -59,6 +59,40 @@ forEachPiVersion((version) => {
 		);
 
 		test(
+			"fold points pinned by hand: the notice on screen once at start, the menu names the rule",
+			async () => {
+				const s = await scenario({ fake: { script: replySequence([text("hello back")]) } });
+				const tui = await startTui({
+					version,
+					sandbox: s.sandbox,
+					extensions: [bundle],
+					width: 160,
+					height: 50,
+					env: { CONTEXTFOLD_FOLD_STEP: "0.1" },
+				});
+				s.defer(() => tui.kill());
+				await tui.waitForReady();
+				let screen = await tui.waitFor("fold points pinned by hand: CONTEXTFOLD_FOLD_STEP=0.1 (environment)");
+				expect(screen).toContain("The priced fold rule is off for this session");
+				tui.type("/context-fold");
+				tui.sendKeys("Enter");
+				screen = await tui.waitFor("Discard retained images");
+				expect(screen).toContain("fold rule: fixed: set by hand (CONTEXTFOLD_FOLD_STEP)");
+				tui.sendKeys("Escape");
+				await tui.waitForGone("Discard retained images");
+				tui.type("hello");
+				tui.sendKeys("Enter");
+				screen = await tui.waitFor("hello back");
+				// Once: a prompt and the menu never bring it back.
+				expect(screen.split("fold points pinned by hand").length - 1).toBe(1);
+				tui.type("/quit");
+				tui.sendKeys("Enter");
+				await tui.waitForExit();
+			},
+			TIMEOUT,
+		);
+
+		test(
 			"the floor: over budget with nothing left to fold says so",
 			async () => {
 				const s = await scenario({

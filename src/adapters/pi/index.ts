@@ -4,6 +4,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { escapeControls } from "../../core/escape.ts";
+import { pinnedNotice } from "../../core/fold-rule.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
 import { RECALL_TOOLS_TOKENS } from "../../core/recall-tools.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
@@ -84,6 +85,9 @@ function registerLifecycle(rt: Runtime, claim: ReturnType<typeof claimInstance>)
 		// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
 		for (const w of rt.resolved.warnings)
 			rt.notices.once(ctx, `settings:${w.name}:${w.value}`, redactSecrets(w.message, sha256), "warning");
+		// Fold points set by hand turn the priced rule off: said once, with the way back.
+		const pinned = pinnedNotice(rt.rule);
+		if (pinned !== null) rt.notices.once(ctx, `pinned:${pinned}`, pinned, "warning");
 		if (rt.sync(ctx) && rt.state.branch.invalidRecords > 0) {
 			rt.notices.once(
 				ctx,

@@ -8,8 +8,17 @@
  * reads top to bottom; splitting it would scatter one conversation with the user over files.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { pinnedNotice, ruleChangeWords, ruleLabel, TEST_FIXED_FOLDS_ENV } from "../../core/fold-rule.ts";
+import { ruleSummary } from "../../core/payback.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
-import { DEFAULT_SETTINGS, describeValue, idleMinutesFor, KNOBS, type KnobSpec } from "../../core/settings.ts";
+import {
+	DEFAULT_SETTINGS,
+	describeValue,
+	FIXED_FOLD_KNOBS,
+	idleMinutesFor,
+	KNOBS,
+	type KnobSpec,
+} from "../../core/settings.ts";
 import { sha256 } from "../../store/hash.ts";
 import { settingsFile } from "../../store/paths.ts";
 import {
@@ -26,6 +35,10 @@ export const SETTINGS = "Settings";
 export const DISCARD_IMAGES = "Discard retained images";
 export const CLOSE = "Close";
 export const BACK = "Back";
+/** The settings list's first row: which fold rule decides (picking it explains). */
+export const RULE_ROW = "Fold rule";
+/** A fold point nobody pinned: the priced rule decides. */
+export const UNPINNED = "unset";
 /** The answer that removes a saved value, in every edit dialog. */
 export const DEFAULT_CHOICE = "default";
 
@@ -94,7 +107,7 @@ async function runCommand(rt: Runtime, args: string, ctx: ExtensionContext): Pro
 
 async function mainMenu(rt: Runtime, ctx: ExtensionContext): Promise<void> {
 	for (;;) {
-		const choice = await ctx.ui.select(MENU_TITLE, [STATUS, SETTINGS, DISCARD_IMAGES, CLOSE]);
+		const choice = await ctx.ui.select(menuTitle(rt), [STATUS, SETTINGS, DISCARD_IMAGES, CLOSE]);
 		switch (choice) {
 			case STATUS:
 				showStatus(rt, ctx);
@@ -111,6 +124,16 @@ async function mainMenu(rt: Runtime, ctx: ExtensionContext): Promise<void> {
 				return;
 		}
 	}
+}
+
+/** The menu's title: which rule decides, and the payback of the fold due (or waiting) and of the last fold. */
+function menuTitle(rt: Runtime): string {
+	const lines = ruleSummary({
+		plan: rt.lastOutcome?.plan ?? null,
+		rule: rt.rule,
+		lastFold: rt.state.index.layers.at(-1) ?? null,
+	});
+	return [MENU_TITLE, ...lines].join("\n");
 }
 
 function showStatus(rt: Runtime, ctx: ExtensionContext): void {
@@ -141,14 +164,17 @@ interface Row {
 function rows(rt: Runtime, ctx: ExtensionContext, file: SettingsFileRead): Row[] {
 	const saved = file.status === "ok" ? file.data : {};
 	const provider = ctx.model?.provider;
+	const priced = rt.rule.type === "priced";
 	return KNOBS.map((knob) => {
 		if (knob.key === "cacheIdleMinutes" && provider !== undefined) return idleRow(rt, knob, provider, saved);
 		const source = rt.resolved.sources[knob.key];
 		const savedValue = Object.hasOwn(saved, knob.file) ? savedDisplay(knob, saved[knob.file]) : undefined;
+		// Under the priced rule a fold point's built-in value is not in use: it only applies once one is pinned.
+		const unpinned = priced && isPin(knob);
 		return {
 			knob,
 			label: knob.label,
-			value: describeValue(rt.settings[knob.key]),
+			value: unpinned ? UNPINNED : describeValue(rt.settings[knob.key]),
 			source:
 				source === "env"
 					? `env ${knob.env}${savedValue !== undefined ? ` (shadows saved ${savedValue})` : ""}`
@@ -191,6 +217,24 @@ function rowText(row: Row): string {
 	return `${row.label}: ${row.value} · ${row.source}`;
 }
 
+function isPin(knob: KnobSpec): boolean {
+	return FIXED_FOLD_KNOBS.includes(knob.key);
+}
+
+function ruleRowText(rt: Runtime): string {
+	return `${RULE_ROW}: ${ruleLabel(rt.rule)}`;
+}
+
+/** What picking the rule row says: how the active rule decides, and how to switch. */
+function ruleExplanation(rt: Runtime): string {
+	const rule = rt.rule;
+	if (rule.type === "priced")
+		return "fold rule: priced. A fold event fires once what re-reading the old output has cost outweighs the prompt-cache rewrite the fold causes, at once when the cache is cold (the rewrite is free), and over the budget. Setting any Pin row pins the fold points instead (0.1.0's fixed ladder) and turns the priced rule off.";
+	if (rule.pinnedBy === "test-seam")
+		return `fold rule: fixed fold points at their built-in values, from the test seam ${TEST_FIXED_FOLDS_ENV}=1 (for tests only). Unset it to return to the priced rule.`;
+	return pinnedNotice(rule) ?? "";
+}
+
 /** A saved field as the person wrote it, shown the way the menu shows values. */
 function savedDisplay(knob: KnobSpec, raw: unknown): string {
 	const parsed = knob.parse(raw);
@@ -202,6 +246,9 @@ function settingsListing(rt: Runtime, ctx: ExtensionContext): string {
 	const path = settingsFile(rt.env);
 	const file = readSettingsFile(path);
 	const lines = [`context-fold settings (saved in ${path}; precedence: default < file < env)`];
+	lines.push(`  ${ruleRowText(rt)}`);
+	const pinned = pinnedNotice(rt.rule);
+	if (pinned !== null) lines.push(`  ⚠ ${pinned}`);
 	for (const row of rows(rt, ctx, file)) lines.push(`  ${rowText(row)}`);
 	if (file.status === "invalid" || file.status === "unreadable") lines.push(`  ⚠ ${file.message}`);
 	return lines.join("\n");
@@ -215,7 +262,16 @@ async function settingsMenu(rt: Runtime, ctx: ExtensionContext): Promise<void> {
 		const byText = new Map(list.map((row) => [rowText(row), row]));
 		const refusal = file.status === "invalid" || file.status === "unreadable" ? file.message : undefined;
 		const warning = refusal === undefined ? "" : `\n⚠ ${refusal}: edits are refused until it is fixed.`;
-		const choice = await ctx.ui.select(`context-fold settings (saved in ${path})${warning}`, [...byText.keys(), BACK]);
+		const ruleRow = ruleRowText(rt);
+		const choice = await ctx.ui.select(`context-fold settings (saved in ${path})${warning}`, [
+			ruleRow,
+			...byText.keys(),
+			BACK,
+		]);
+		if (choice === ruleRow) {
+			rt.notices.say(ctx, ruleExplanation(rt), "info");
+			continue;
+		}
 		const row = choice === undefined ? undefined : byText.get(choice);
 		if (row === undefined) return;
 		if (refusal !== undefined) {
@@ -234,7 +290,9 @@ async function editRow(rt: Runtime, ctx: ExtensionContext, row: Row): Promise<vo
 	const removeHint =
 		row.path.length > 1
 			? `"${DEFAULT_CHOICE}" removes the saved override (then the fallback applies).`
-			: `"${DEFAULT_CHOICE}" removes the saved value (built-in: ${builtIn}).`;
+			: isPin(knob)
+				? `"${DEFAULT_CHOICE}" removes the saved value: not pinned (built-in ${builtIn}, used only while another fold point is pinned).`
+				: `"${DEFAULT_CHOICE}" removes the saved value (built-in: ${builtIn}).`;
 	let raw: string | undefined;
 	const choices = CHOICES[knob.key];
 	if (choices) {
@@ -243,7 +301,7 @@ async function editRow(rt: Runtime, ctx: ExtensionContext, row: Row): Promise<vo
 		const expected = expectedForm(knob);
 		raw = await ctx.ui.input(
 			`${heading}\n${knob.describe}\nEnter ${expected}. ${removeHint} Escape keeps the current value.`,
-			row.value,
+			row.value === UNPINNED ? builtIn : row.value,
 		);
 	}
 	if (raw === undefined || raw.trim() === "") return;
@@ -277,6 +335,7 @@ function save(rt: Runtime, ctx: ExtensionContext, row: Row, edits: FieldEdit[], 
 		return;
 	}
 	const { knob } = row;
+	const ruleBefore = rt.rule;
 	// Every knob is live: the running session reads the new value from the next request on.
 	rt.reloadSettings();
 	// A secret pasted into the wrong variable is not echoed back (the warning names the variable).
@@ -289,7 +348,7 @@ function save(rt: Runtime, ctx: ExtensionContext, row: Row, edits: FieldEdit[], 
 	if (env !== undefined && env.trim() !== "" && knob.parse(env.trim()).ok) {
 		note = ` ${knob.env}=${env.trim()} still overrides it in this session.`;
 	}
-	rt.notices.say(ctx, `saved ${what} in ${result.path}.${note}`, "info");
+	rt.notices.say(ctx, `saved ${what} in ${result.path}.${note}${ruleChangeWords(ruleBefore, rt.rule)}`, "info");
 }
 
 /** The form a knob accepts, in its own words (what a wrong answer would be told). */

@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PriceSchedule, Prices } from "../../core/accounting.ts";
 import { cacheLifetimeMs, coldReason, recentResponses, scheduleOf } from "../../core/cache-life.ts";
+import { type FoldRule, foldRuleOf } from "../../core/fold-rule.ts";
 import type { FoldPlan } from "../../core/plan.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
 import { modelKey } from "../../core/session/branch-state.ts";
@@ -88,6 +89,11 @@ export class Runtime {
 		} catch {
 			// The hook checks the active tools on every request: no digest goes out undeclared.
 		}
+	}
+
+	/** Which rule decides fold events: priced, or fixed points set by hand (core/fold-rule.ts). */
+	get rule(): FoldRule {
+		return foldRuleOf(this.resolved);
 	}
 
 	/** The clock for cache-lifetime reasoning (clock.ts: its test seams). */
@@ -314,6 +320,8 @@ export class Runtime {
 			events: this.state.index.layers.length,
 			accounting: a,
 			...withPrices(ctx),
+			rule: this.rule,
+			lastFold: this.state.index.layers.at(-1) ?? null,
 			flags: statusFlags({
 				plan,
 				accounting: a,

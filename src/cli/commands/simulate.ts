@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { PricePreset } from "../../core/accounting.ts";
 import { billingModel, type CacheTtl } from "../../core/billing.ts";
+import { foldRuleOf, pinnedNotice } from "../../core/fold-rule.ts";
 import { lookupModel } from "../../core/model-catalog.ts";
 import { checkCosts, resolveModelPrices } from "../../core/simulate/pricing.ts";
 import { replaySession } from "../../core/simulate/replay.ts";
@@ -90,8 +91,15 @@ export const simulateCommand: Command = {
 				: [(await chooseSession(ctx, undefined, { fallback: "pick", usage: USAGE })).path];
 		const options = { price: price ?? "per-model", ttl };
 		const sessions: SimulatedSession[] = [];
+		// Fold points pinned by hand replay the fixed ladder: said once, as Pi says it at session start.
+		let pinnedSaid = false;
+		const sayRule = (loaded: LoadedSession) => {
+			const pinned = pinnedNotice(foldRuleOf(loaded.settings));
+			if (pinned !== null && !pinnedSaid) remark(ctx, pinned);
+			pinnedSaid = true;
+		};
 		for (const path of paths) {
-			const work = () => simulateOne(ctx, path, { window, overhead, price, ttl });
+			const work = () => simulateOne(ctx, path, { window, overhead, price, ttl }, sayRule);
 			const s =
 				ctx.guided && ctx.prompts !== null
 					? await ctx.prompts.spin(`replaying ${path}`, work, () => "replayed")
@@ -132,8 +140,14 @@ interface SimulateParams {
 	ttl: CacheTtl;
 }
 
-function simulateOne(ctx: CommandContext, path: string, p: SimulateParams): SimulatedSession {
+function simulateOne(
+	ctx: CommandContext,
+	path: string,
+	p: SimulateParams,
+	sayRule: (loaded: LoadedSession) => void,
+): SimulatedSession {
 	const loaded = loadSession(ctx, path, p.window);
+	sayRule(loaded);
 	const used = new Map<string, { window: number; source: string; n: number; provider: string | null }>();
 	const replay = replaySession({
 		entries: loaded.file.branch,

@@ -6,10 +6,12 @@
  */
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
 import { cacheLifetimeMs, coldReason, recentResponses } from "../../core/cache-life.ts";
-import { layerMasks } from "../../core/layers.ts";
+import { type FoldPin, type FoldRule, foldRuleOf, pinnedNotice } from "../../core/fold-rule.ts";
+import { type FoldDecisionRecord, layerMasks } from "../../core/layers.ts";
 import { lookupModel } from "../../core/model-catalog.ts";
+import { foldPaybacks, paybacksJson } from "../../core/payback.ts";
 import type { FoldPlan } from "../../core/plan.ts";
-import type { ColdReason } from "../../core/policy/price.ts";
+import type { ColdReason, RelativeRates } from "../../core/policy/price.ts";
 import { FOLD_ENTRY_TYPE, modelKey } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
 import { renderStatus, type StatusFlags, statusFlags } from "../../core/status.ts";
@@ -62,15 +64,35 @@ export interface StatusReport {
 		budget: number | null;
 		threshold: number | null;
 		step: number | null;
-		/** The fold the next request would commit, not yet in the session. */
-		pendingFold: { reason: string; blocks: number; tokens: number } | null;
+		/**
+		 * The fold the next request would commit, not yet in the session: `reason` as the layer will record
+		 * it (threshold, step, budget), `rule` why the priced rule fires it (null under fixed fold points).
+		 */
+		pendingFold: { reason: string; rule: FoldDecisionRecord["rule"] | null; blocks: number; tokens: number } | null;
 	} | null;
+	/** Which rule decides the folds: priced, or fixed points pinned by hand (or by the test seam). */
+	rule: { active: FoldRule["type"]; pinnedBy: "hand" | "test-seam" | null; pins: FoldPin[] };
+	/** The priced rule's inputs and its expected paybacks (core/payback.ts); `next` is null under fixed points. */
+	pricing: {
+		basis: RelativeRates["basis"];
+		rates: { read: number; write: number };
+		prices: Prices;
+		cold: ColdReason | null;
+	} & ReturnType<typeof paybacksJson>;
 	folds: {
 		events: number;
 		maskedBlocks: number;
 		maskedTokens: number;
 		invalidRecords: number;
-		layers: Array<{ seq: number; reason: string; blocks: number; usageBefore: number; usageAfter: number }>;
+		layers: Array<{
+			seq: number;
+			reason: string;
+			blocks: number;
+			usageBefore: number;
+			usageAfter: number;
+			/** The priced rule's record of why it folded (null for a layer the fixed ladder or 0.1.0 made). */
+			decision: FoldDecisionRecord | null;
+		}>;
 	};
 	cache: { sessionRatio: number | null; lastRatio: number | null; responses: number };
 	foldCost: {
@@ -134,7 +156,8 @@ interface StatusFacts {
 		FoldPlan,
 		"state" | "fixed" | "pricing" | "mass" | "geometry" | "maskedTokens" | "maskedBlocks" | "usage"
 	>;
-	due: { reason: string; blocks: number; tokens: number } | null;
+	due: (NonNullable<NonNullable<StatusReport["position"]>["pendingFold"]> & { cold: ColdReason | null }) | null;
+	rule: FoldRule;
 	accounting: AccountingReport;
 	prices: (Prices & { source: string }) | null;
 	flags: StatusReport["flags"];
@@ -189,7 +212,17 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 		source,
 		plan,
 		shown,
-		due: pending === null ? null : { reason: pending.reason, blocks: layerMasks(pending).length, tokens: saved },
+		due:
+			pending === null
+				? null
+				: {
+						reason: pending.reason,
+						rule: pending.decision?.rule ?? null,
+						blocks: layerMasks(pending).length,
+						tokens: saved,
+						cold: pending.decision?.cold ?? null,
+					},
+		rule: foldRuleOf(loaded.settings),
 		accounting: a,
 		prices,
 		flags,
@@ -206,13 +239,17 @@ function renderStatusText(loaded: LoadedSession, f: StatusFacts): string {
 		accounting: f.accounting,
 		...(f.prices !== null && { prices: f.prices }),
 		flags: f.flags,
+		rule: f.rule,
+		lastFold: replay.index.layers.at(-1) ?? null,
 	});
 	const partial = coverageNote(file);
+	const pinned = pinnedNotice(f.rule);
 	const header = [
 		`session ${file.header?.id ?? "(no id)"}  ${file.path}`,
 		...(partial === null ? [] : [`  ⚠ ${partial}`]),
 		`  project ${file.header?.cwd ?? "?"} · format v${file.header?.version ?? 1} · ${groupDigits(file.entryCount)} entries · ${formatBytes(file.size)}`,
 		`  model ${f.provider ?? "?"}/${f.model ?? "?"} · window ${groupDigits(f.window)} (${f.source === "default" ? "assumed; --window to set" : `from ${f.source}`})${f.prices === null ? "" : ` · prices ${f.prices.source}`}`,
+		...(pinned === null ? [] : [`  ⚠ ${pinned}`]),
 	];
 	const tail = f.advisories.length === 0 ? [] : ["advisories:", ...f.advisories.map((x) => `  ⚠ ${x.message}`)];
 	return [...header, text, ...tail, ...invalidNote(replay.invalidRecords)].join("\n");
@@ -249,7 +286,28 @@ function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts
 			budget: g?.budget ?? null,
 			threshold: plan.fixed?.threshold ?? null,
 			step: plan.fixed?.step ?? null,
-			pendingFold: f.due,
+			pendingFold:
+				f.due === null ? null : { reason: f.due.reason, rule: f.due.rule, blocks: f.due.blocks, tokens: f.due.tokens },
+		},
+		rule: {
+			active: f.rule.type,
+			pinnedBy: f.rule.type === "fixed" ? f.rule.pinnedBy : null,
+			pins: f.rule.type === "fixed" && f.rule.pinnedBy === "hand" ? f.rule.pins : [],
+		},
+		pricing: {
+			basis: plan.pricing.rates.basis,
+			// Ratios of two prices: four decimals say them exactly enough (0.1, not 0.09999999999999999).
+			rates: { read: round4(plan.pricing.rates.read), write: round4(plan.pricing.rates.write) },
+			prices: plan.pricing.prices,
+			cold: plan.pricing.cold,
+			...paybacksJson(
+				foldPaybacks({
+					plan,
+					fixed: f.rule.type === "fixed",
+					lastFold: replay.index.layers.at(-1) ?? null,
+					pending: true,
+				}),
+			),
 		},
 		folds: {
 			events: replay.index.layers.length,
@@ -262,6 +320,7 @@ function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts
 				blocks: layerMasks(l).length,
 				usageBefore: l.usageBefore,
 				usageAfter: l.usageAfter,
+				decision: l.decision ?? null,
 			})),
 		},
 		cache: { sessionRatio: a.sessionRatio, lastRatio: a.perTurn.at(-1) ?? null, responses: a.responses },
@@ -275,6 +334,10 @@ function statusJson(loaded: LoadedSession, chosen: ChosenSession, f: StatusFacts
 		flags: f.flags,
 		advisories: f.advisories,
 	};
+}
+
+function round4(x: number): number {
+	return Math.round(x * 1e4) / 1e4;
 }
 
 function invalidNote(n: number): string[] {
