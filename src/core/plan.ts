@@ -176,7 +176,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		groups,
 		cachedEnd: cached,
 		cold,
-		overBudget: geometry !== null && usage.tokens > geometry.budget,
+		overBudget: geometry !== null && usage.tokens > geometry.foldLine,
 		budgetMinFreed: geometry?.budgetMinFreed ?? 0,
 		...(input.tools !== undefined && {
 			activation: {
@@ -229,7 +229,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		const state: PlanState =
 			geometry === null
 				? "no-window"
-				: usage.tokens > geometry.budget
+				: usage.tokens > (fixed === null ? geometry.foldLine : geometry.budget)
 					? "floor"
 					: candidates.length === 0
 						? "idle"
