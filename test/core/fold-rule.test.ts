@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { foldRuleOf, pinnedNotice, ruleChangeWords, ruleLabel } from "../../src/core/fold-rule.ts";
 import { foldPaybacks, paybacksJson, ruleSummary } from "../../src/core/payback.ts";
 import type { FoldPlan } from "../../src/core/plan.ts";
+import { RENT_MULTIPLE } from "../../src/core/policy/price.ts";
 import { resolveSettings } from "../../src/core/settings.ts";
 
 const rule = (env: Record<string, string>, file?: unknown) => foldRuleOf(resolveSettings({ env, file }));
@@ -120,7 +121,7 @@ describe("paybacks for the menu and the JSON", () => {
 				rewrite: 12_000,
 				payback: 600,
 				rent: 3_100,
-				requestsUntilDue: 15,
+				requestsUntilDue: Math.ceil((RENT_MULTIPLE * 12_000 - 3_100) / 600),
 				paysBackAfter: 20,
 				words:
 					"rewrite ~12k tok-eq ($0.0360) once, saves ~600 ($0.0018) per later request: pays back after 20 requests",

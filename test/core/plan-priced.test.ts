@@ -461,13 +461,16 @@ describe("what a priced layer records", () => {
 			expect(d.event.rent).toBeGreaterThanOrEqual(RENT_MULTIPLE * d.event.rewrite);
 		}
 	});
-	test("over the budget: reason budget, in the enum and in the decision", () => {
+	test("over the budget (before Pi's compaction line in a small window): reason budget, in the enum and in the decision", () => {
 		const steep: PriceSchedule = { input: 1, output: 1, cacheRead: 0.01, cacheWrite: 10 };
 		const r = drive({ turns: 20, window: 40_000, extra: () => ({ prices: steep }) });
 		const at = firstFold(r);
 		const plan = r.plans[at] as FoldPlan;
-		expect(plan.usage.tokens).toBeGreaterThan(plan.geometry?.budget as number);
-		expect(r.plans.slice(0, at).every((p) => p.usage.tokens <= (p.geometry?.budget as number))).toBe(true);
+		// In a 40k window the line is Pi's compaction threshold less a margin, under the budget.
+		const line = plan.geometry?.foldLine as number;
+		expect(line).toBeLessThan(plan.geometry?.budget as number);
+		expect(plan.usage.tokens).toBeGreaterThan(line);
+		expect(r.plans.slice(0, at).every((p) => p.usage.tokens <= line)).toBe(true);
 		expect(plan.layer?.reason).toBe("budget");
 		expect(plan.layer?.decision?.rule).toBe("budget");
 		expect(plan.layer?.decision).not.toHaveProperty("cold");

@@ -190,7 +190,7 @@ describe("status under the priced rule", () => {
 				"  folds: 1 event, 12 blocks masked, ~41k tok out of every request",
 				`  position: usage ~30k reported (38% of 80k, budget 60k); ${WAITING}`,
 				"  rule: priced (read 0.10×, write 1.25× the input price)",
-				"  payback: rewrite ~12k tok-eq ($0.0360) once, saves ~800 ($0.0024) per later request: pays back after 15 requests",
+				"  payback: next fold: rewrite ~12k tok-eq ($0.0360) once, saves ~800 ($0.0024) per later request: pays back after 15 requests",
 				"  cache: 90% hit over the session, 90% on the last response (1 response)",
 				"  flags: none",
 			].join("\n"),
@@ -199,10 +199,11 @@ describe("status under the priced rule", () => {
 	test("cold, decided in tokens, nothing to wait for", () => {
 		const p = plan(fire("cold", { rewrite: -10_000 }), {}, "idle");
 		p.pricing = { ...p.pricing, rates: { read: 0.1, write: 1.25, basis: "ratios" } };
+		// The fold this plan made has no record here (a status names a made fold from its layer's record).
 		expect(status(p).split("\n").slice(2, 5)).toEqual([
 			"  position: usage ~30k reported (38% of 80k, budget 60k); folded now (cache cold: the rewrite was free)",
-			"  rule: priced (the model declares no prices: decided in tokens with Anthropic's read/write ratios; cache cold: idle)",
-			"  payback: saves from the first request: ~800 tok-eq per request",
+			"  rule: priced (the model declares no prices: decided in tokens with Anthropic's read/write ratios; cache cold: idle past the cache lifetime)",
+			"  cache: 90% hit over the session, 90% on the last response (1 response)",
 		]);
 	});
 	test("nothing foldable yet: no payback line", () => {

@@ -142,7 +142,7 @@ describe("status", () => {
 			[
 				"context-fold status",
 				"  folds: 2 events, 12 blocks masked, ~41k tok out of every request",
-				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold in ~15 requests (old output has cost 3.1k of a 12k rewrite)",
+				"  position: usage ~30k reported (38% of 80k, budget 60k); next fold in ~25 requests (re-reads 3.1k of 18k for a 12k rewrite)",
 				"  rule: priced (read 0.10×, write 1.25× the input price)",
 				"  payback: next fold: rewrite ~12k tok-eq ($0.0360) once, saves ~600 ($0.0018) per later request: pays back after 20 requests",
 				"  payback: last fold #2 (cache cold: idle past the cache lifetime): saves from the first request: ~800 tok-eq ($0.0024) per request",
@@ -193,7 +193,7 @@ describe("status", () => {
 			lastFold: null,
 		});
 		expect(preview).toContain(
-			"; fold due on the next request (re-reading old output had cost as much as the rewrite): 7 blocks, ~20k tok\n",
+			"; fold due on the next request (re-reading old output had cost half again the rewrite): 7 blocks, ~20k tok\n",
 		);
 		expect(preview).toContain(
 			"\n  payback: fold due: rewrite ~9.0k tok-eq ($0.0270) once, saves ~2.0k ($0.0060) per later request: pays back after 5 requests\n",
@@ -201,7 +201,7 @@ describe("status", () => {
 		// In Pi the plan is the request just sent: its fold is the newest layer, said once, as the last fold.
 		const live = renderStatus({ ...base, plan: fired, lastFold: { seq: 1, decision: record } });
 		expect(live.split("\n").filter((l) => l.startsWith("  payback:"))).toEqual([
-			"  payback: last fold #1 (re-reading old output had cost as much as the rewrite): rewrite ~9.0k tok-eq ($0.0270) once, saves ~2.0k ($0.0060) per later request: pays back after 5 requests",
+			"  payback: last fold #1 (re-reading old output had cost half again the rewrite): rewrite ~9.0k tok-eq ($0.0270) once, saves ~2.0k ($0.0060) per later request: pays back after 5 requests",
 		]);
 	});
 
