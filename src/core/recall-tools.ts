@@ -9,3 +9,11 @@
  * declarations themselves.
  */
 export const RECALL_TOOLS_TOKENS = 554;
+
+/**
+ * customType of the note context-fold appends when it declares the recall tools during a session:
+ * `{v: 1, declared: true}`. A resume (or a branch switch) reads it to declare them again, so the
+ * prompt it sends matches the one the provider cached. A separate type, so an older release (which
+ * validates every `context-fold` entry) never sees it.
+ */
+export const TOOLS_ENTRY_TYPE = "context-fold-tools";

@@ -9,6 +9,7 @@ import { renderPath } from "../../core/inputs.ts";
 import type { MaskedBlock, UnfoldRecord } from "../../core/layers.ts";
 import { FOLD_STATE_VERSION } from "../../core/layers.ts";
 import { normalizeCode } from "../../core/recall.ts";
+import { TOOLS_ENTRY_TYPE } from "../../core/recall-tools.ts";
 import { findOriginal } from "../../store/originals.ts";
 import { answerRecall, type RecallSources } from "../../store/recall.ts";
 
@@ -115,14 +116,6 @@ function unfoldedWhat(block: MaskedBlock): string {
 	if (block.kind === "input") return `${block.toolName ?? "tool"} input ${renderPath(block.path ?? [])}`;
 	return `${block.toolName ?? "tool"} output`;
 }
-
-/**
- * customType of the note context-fold appends when it declares the recall tools during a session:
- * `{v: 1, declared: true}`. A resume (or a branch switch) reads it to declare them again, so the
- * prompt it sends matches the one the provider cached. A separate type, so an older release (which
- * validates every `context-fold` entry) never sees it.
- */
-export const TOOLS_ENTRY_TYPE = "context-fold-tools";
 
 const OUR_TOOLS: readonly string[] = [RECALL_TOOL, UNFOLD_TOOL];
 const isOurs = (name: string) => OUR_TOOLS.includes(name);

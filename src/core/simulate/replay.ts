@@ -2,6 +2,7 @@ import type { PriceSchedule } from "../accounting.ts";
 import type { Hash } from "../digest.ts";
 import { addRecord, emptyIndex, type FrozenLayer, parseFoldRecord } from "../layers.ts";
 import type { FoldPlan } from "../plan.ts";
+import { TOOLS_ENTRY_TYPE } from "../recall-tools.ts";
 import { BranchReplay, FOLD_ENTRY_TYPE } from "../session/branch-state.ts";
 import type { ParseTime } from "../session/entries.ts";
 import type { PiEntry } from "../session/view.ts";
@@ -101,6 +102,8 @@ export interface Replay {
 	compaction: PiCompactionSettings | "recorded";
 	/** The recording shows context-fold at work (its fold records, or calls to its tools). */
 	recordedWithExtension: boolean;
+	/** The recording declared the recall tools lazily (its TOOLS_ENTRY_TYPE note): its first requests went without them. */
+	recordedToolsLazily: boolean;
 }
 
 export function replaySession(input: ReplayInput): Replay {
@@ -145,6 +148,7 @@ export function replaySession(input: ReplayInput): Replay {
 		armCompactions: compactor?.count ?? 0,
 		compaction,
 		recordedWithExtension: madeWithContextFold(input.entries) || recorded.recallCalls.size > 0,
+		recordedToolsLazily: input.entries.some((e) => e.type === "custom" && e.customType === TOOLS_ENTRY_TYPE),
 	};
 }
 

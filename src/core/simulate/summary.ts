@@ -99,11 +99,12 @@ export function billReplay(
 	pricesFor?: (request: ReplayedRequest) => PriceSchedule | undefined,
 ): Simulation {
 	const measured = measureOverhead(replay.requests, overheadTokens);
-	// A recording made with context-fold loaded already carries its tools in the measured prompt.
+	// A recording made with context-fold loaded already carries its tools in the measured prompt, unless
+	// it declared them lazily (its first request went without them).
 	const overhead: Overhead = {
 		...measured,
 		tokens:
-			replay.recordedWithExtension && measured.source === "first-response"
+			replay.recordedWithExtension && !replay.recordedToolsLazily && measured.source === "first-response"
 				? Math.max(0, measured.tokens - RECALL_TOOLS_TOKENS)
 				: measured.tokens,
 		extension: RECALL_TOOLS_TOKENS,

@@ -8,10 +8,10 @@ import {
 	declarationRebuildsPrefix,
 	RecallDeclaration,
 	registerTools,
-	TOOLS_ENTRY_TYPE,
 	type ToolsApi,
 	userSelectsRecallTools,
 } from "../../../src/adapters/pi/tools.ts";
+import { TOOLS_ENTRY_TYPE } from "../../../src/core/recall-tools.ts";
 
 const OURS = ["recall_folded", "unfold"];
 
