@@ -1,6 +1,7 @@
 /**
  * The demo's report, as plain text for a terminal. Pure: numbers in, lines out.
  */
+import { RECALL_TOOLS_TOKENS } from "../../src/core/recall-tools.ts";
 import type { Check, RawCheck, RecallCheck } from "./checks.ts";
 import { type Column, type FoldEvent, PRICES, type Totals } from "./measure.ts";
 
@@ -172,9 +173,10 @@ export function renderReport(r: Report): string {
 		"",
 		"Totals",
 		...totalsRows(r),
-		`  Every request with context-fold carries ~${tok(r.overhead)} tokens more from the start: the definitions and`,
-		"  guidelines of its recall_folded and unfold tools. Fold events trade a cache write (the rewritten",
-		"  suffix) for every later request reading a much shorter prefix.",
+		`  The first request with context-fold carries ~${tok(r.overhead)} tokens more than without it: its recall_folded`,
+		`  and unfold tools are declared only from the request before its first fold (~${tok(RECALL_TOOLS_TOKENS)} tokens on each`,
+		"  request from then on). Fold events trade a cache write (the rewritten suffix) for every later",
+		"  request reading a much shorter prefix.",
 		`  Pi's own compaction ran ${times(r.compactions.with)} with context-fold and ${times(r.compactions.without)} without.`,
 		"",
 		`Recall check: ${r.recall.ok ? "PASS" : "FAIL"}`,
