@@ -146,3 +146,40 @@ export function recentResponses(messages: readonly ResponseLike[]): { recent: Re
 	}
 	return { recent, lastAt };
 }
+
+export interface RequestColdInput {
+	/** The messages the request carries (its newest responses are read from the end). */
+	messages: readonly ResponseLike[];
+	/** Time of the newest cache warm-up on the branch (0 or less: none). */
+	warmAt: number;
+	/** The request's time; null when unknown. */
+	now: number | null;
+	lifetimeMs: number;
+	/** Where the request goes. */
+	provider?: string | null | undefined;
+	model?: string | null | undefined;
+	/** A recorded time on the clock `now` reads (the extension's test clocks); identity by default. */
+	at?: (t: number) => number;
+}
+
+/**
+ * The cold-cache rule for one request, as the extension, `status` and `simulate` all ask it: the last
+ * activity is the newest successful response or cache warm-up, whichever is later (see coldReason).
+ */
+export function coldForRequest(input: RequestColdInput): ColdReason | null {
+	const { recent, lastAt } = recentResponses(input.messages);
+	const at = input.at ?? ((t: number) => t);
+	const times: number[] = [];
+	if (lastAt !== null) times.push(at(lastAt));
+	if (input.warmAt > 0) times.push(at(input.warmAt));
+	return coldReason({
+		now: input.now,
+		lastActivity: times.length === 0 ? null : Math.max(...times),
+		lifetimeMs: input.lifetimeMs,
+		recent,
+		request: {
+			...(typeof input.provider === "string" && { provider: input.provider }),
+			...(typeof input.model === "string" && { model: input.model }),
+		},
+	});
+}

@@ -167,10 +167,12 @@ export function planFold(input: PlanInput): FoldPlan {
 	const fallback = PRICE_PRESETS.anthropic;
 	const rates = relativeRates(prices, fallback);
 	const cold = input.cold ?? null;
-	const groups = geometry === null ? [] : priceGroups(messages, frozen, candidates, geometry.tail, ageEnd);
+	const { groups, cum } =
+		geometry === null ? { groups: [], cum: [] } : priceGroups(messages, frozen, candidates, geometry.tail, ageEnd);
 	// Without the recall tools declared, a fold can come one request later at the earliest, when all of
 	// this request will be in the cache: price it there, or the rewrite it waits for is too small.
-	const cached = groups.length === 0 ? 0 : input.tools === undefined ? cachedEnd(frozen) : sumTokens(frozen);
+	// The previous request's prompt (every message before the newest response), or this whole request.
+	const cached = groups.length === 0 ? 0 : ((input.tools === undefined ? cum[frozen.lastOk] : cum.at(-1)) ?? 0);
 	const decision = decidePriced({
 		rates,
 		groups,
@@ -564,22 +566,9 @@ function sumMass(chosen: readonly Candidate[]): number {
 	return m;
 }
 
-/** Tokens of this whole request: what the provider holds once it is answered. */
-function sumTokens(frozen: FrozenPass): number {
-	let t = 0;
-	for (const n of frozen.tokensPerMessage) t += n ?? 0;
-	return t;
-}
-
-/** Tokens of the prompt the previous request sent (and the provider cached): every message before the newest response. */
-function cachedEnd(frozen: FrozenPass): number {
-	let t = 0;
-	for (let i = 0; i < frozen.lastOk; i++) t += frozen.tokensPerMessage[i] ?? 0;
-	return t;
-}
-
 /**
- * The candidates grouped by message, with the price facts of each group: the token offset where it
+ * The candidates grouped by message (and `cum`, the tokens before each message index, the last entry
+ * the whole request), with the price facts of each group: the token offset where it
  * starts, what it frees, and the rent already paid on it. A block's rent counts the requests that
  * re-read it since it left the protected tail (before that it could not fold): each successful
  * response whose request held at least `tail` tokens after the block's message, except the first
@@ -593,8 +582,8 @@ function priceGroups(
 	candidates: readonly Candidate[],
 	tail: number,
 	ageEnd: number,
-): PricedGroup[] {
-	if (candidates.length === 0) return [];
+): { groups: PricedGroup[]; cum: number[] } {
+	if (candidates.length === 0) return { groups: [], cum: [] };
 	const n = messages.length;
 	// cum[i]: tokens before message i. responses: indices of successful responses, ascending.
 	const cum = new Array<number>(n + 1);
@@ -615,7 +604,7 @@ function priceGroups(
 		g.freed += freed;
 		if (c.messageIndex < ageEnd) g.rentTokens += freed * requestsSinceFoldable(cum, responses, c.messageIndex, tail);
 	}
-	return groups;
+	return { groups, cum };
 }
 
 /**

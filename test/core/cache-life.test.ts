@@ -7,6 +7,7 @@ import { ratesAt } from "../../src/core/accounting.ts";
 import {
 	type ColdInput,
 	cacheLifetimeMs,
+	coldForRequest,
 	coldReason,
 	DEFAULT_CACHE_SECONDS,
 	type ResponseFacts,
@@ -310,5 +311,29 @@ describe("recentResponses", () => {
 		expect(recentResponses([a(1), a("2025-01-01")]).lastAt).toBeNull();
 		expect(recentResponses([a(1), a(undefined)]).lastAt).toBeNull();
 		expect(recentResponses([a("x"), a(7)]).lastAt).toBe(7);
+	});
+});
+
+describe("coldForRequest: the rule as the extension, status and simulate ask it", () => {
+	const reply = (t: number) => ({
+		role: "assistant",
+		timestamp: t,
+		provider: "p",
+		model: "m",
+		usage: { input: 10, output: 1, cacheRead: 500, cacheWrite: 0 },
+	});
+	const base = { messages: [reply(1_000)], lifetimeMs: 300_000, provider: "p", model: "m" };
+	test("idle from the newest response, or from a later cache warm-up", () => {
+		expect(coldForRequest({ ...base, warmAt: 0, now: 1_000 + 300_001 })).toBe("idle");
+		expect(coldForRequest({ ...base, warmAt: 200_000, now: 1_000 + 300_001 })).toBeNull();
+		expect(coldForRequest({ ...base, warmAt: 0, now: 1_000 + 300_000 })).toBeNull();
+	});
+	test("recorded times go through the caller's clock", () => {
+		expect(coldForRequest({ ...base, warmAt: 0, now: 10_000, at: (t) => t - 1_000_000 })).toBe("idle");
+	});
+	test("another model, and no time known", () => {
+		expect(coldForRequest({ ...base, warmAt: 0, now: null, model: "other" })).toBe("model-change");
+		expect(coldForRequest({ ...base, warmAt: 0, now: null })).toBeNull();
+		expect(coldForRequest({ ...base, messages: [], warmAt: 0, now: 1e12 })).toBeNull();
 	});
 });

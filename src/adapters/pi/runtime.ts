@@ -4,7 +4,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PriceSchedule, Prices } from "../../core/accounting.ts";
-import { cacheLifetimeMs, coldReason, recentResponses, scheduleOf } from "../../core/cache-life.ts";
+import { cacheLifetimeMs, coldForRequest, scheduleOf } from "../../core/cache-life.ts";
 import { type FoldRule, foldRuleOf } from "../../core/fold-rule.ts";
 import type { FoldPlan } from "../../core/plan.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
@@ -109,20 +109,17 @@ export class Runtime {
 	/** Why the cached prefix is gone for a request to ctx.model with these messages (core/cache-life.ts), or null. */
 	coldFor(ctx: ExtensionContext, messages: readonly PiMessage[]): ColdReason | null {
 		const model = ctx.model;
-		const { recent, lastAt } = recentResponses(messages);
-		const warm = this.state.branch.lastWarmAt;
-		const times: number[] = [];
-		if (lastAt !== null) times.push(this.clock.at(lastAt));
-		if (warm > 0) times.push(this.clock.at(warm));
-		return coldReason({
+		return coldForRequest({
+			messages,
+			warmAt: this.state.branch.lastWarmAt,
 			now: this.now(),
-			lastActivity: times.length === 0 ? null : Math.max(...times),
+			at: (t) => this.clock.at(t),
 			lifetimeMs: cacheLifetimeMs(
 				this.env.PI_CACHE_RETENTION,
 				(model as { promptCache?: { short?: number; long?: number } } | undefined)?.promptCache,
 			),
-			recent,
-			request: { provider: model?.provider, model: model?.id },
+			provider: model?.provider,
+			model: model?.id,
 		});
 	}
 

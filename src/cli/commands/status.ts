@@ -5,7 +5,7 @@
  * so it reads the same in both places.
  */
 import { type AccountingReport, PRICE_PRESETS, type PricePreset, type Prices } from "../../core/accounting.ts";
-import { cacheLifetimeMs, coldReason, recentResponses } from "../../core/cache-life.ts";
+import { cacheLifetimeMs, coldForRequest } from "../../core/cache-life.ts";
 import { type FoldPin, type FoldRule, foldRuleOf, pinnedNotice } from "../../core/fold-rule.ts";
 import { type FoldDecisionRecord, layerMasks } from "../../core/layers.ts";
 import { lookupModel } from "../../core/model-catalog.ts";
@@ -350,17 +350,12 @@ function invalidNote(n: number): string[] {
 
 /** Whether the cache is cold for a request sent now to the session's model (core/cache-life.ts). */
 function coldNow(loaded: LoadedSession, provider: string | null, model: string | null): ColdReason | null {
-	const { recent, lastAt } = recentResponses(loaded.replay.context.messages);
-	const last = Math.max(lastAt ?? 0, loaded.replay.lastWarmAt);
-	const hit = lookupModel(provider, model);
-	return coldReason({
+	return coldForRequest({
+		messages: loaded.replay.context.messages,
+		warmAt: loaded.replay.lastWarmAt,
 		now: Date.now(),
-		lastActivity: last > 0 ? last : null,
-		lifetimeMs: cacheLifetimeMs(process.env.PI_CACHE_RETENTION, hit?.entry.promptCache),
-		recent,
-		request: {
-			...(provider !== null && { provider }),
-			...(model !== null && { model }),
-		},
+		lifetimeMs: cacheLifetimeMs(process.env.PI_CACHE_RETENTION, lookupModel(provider, model)?.entry.promptCache),
+		provider,
+		model,
 	});
 }

@@ -5,7 +5,7 @@
  */
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
-import { cacheLifetimeMs, coldReason, recentResponses } from "../cache-life.ts";
+import { cacheLifetimeMs, coldForRequest } from "../cache-life.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
 import type { ColdReason } from "../policy/price.ts";
@@ -175,18 +175,13 @@ function planArm(
 
 /** The cold-cache rule on the arm's own context, judged at the recorded request time (core/cache-life.ts). */
 function coldOf(c: ReplayState, target: Target): ColdReason | null {
-	const { recent, lastAt } = recentResponses(c.arm.context.messages);
-	const warm = c.arm.lastWarmAt;
-	const last = Math.max(lastAt ?? 0, warm);
-	return coldReason({
+	return coldForRequest({
+		messages: c.arm.context.messages,
+		warmAt: c.arm.lastWarmAt,
 		now: target.at,
-		lastActivity: last > 0 ? last : null,
 		lifetimeMs: c.input.cacheLifetimeMs ?? cacheLifetimeMs(undefined, null),
-		recent,
-		request: {
-			...(target.provider !== null && { provider: target.provider }),
-			...(target.model !== null && { model: target.model }),
-		},
+		provider: target.provider,
+		model: target.model,
 	});
 }
 
