@@ -132,8 +132,10 @@ describe("superseded and duplicate blocks (property)", () => {
 			}),
 			{ numRuns: RUNS },
 		);
-		// The generator must make every rule fire often, or the equality above proves little.
-		expect(fired).toBeGreaterThan(RUNS / 2);
+		// The generator must make the rules fire often, or the equality above proves little. Over 1,000
+		// seeds of 300 runs each, the blocks found per run ranged from 0.45 to 0.83 (median 0.63): a
+		// bound of 1/2 failed about one seed in a hundred (CI did), so the bound is 1/4, well below.
+		expect(fired).toBeGreaterThan(RUNS / 4);
 	});
 
 	test("every rule fires somewhere in the runs", () => {
