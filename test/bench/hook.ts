@@ -653,13 +653,21 @@ export function measureCell(replay: Replay, settings: Settings, warmup: number, 
 	};
 }
 
+/** A full collection: Bun's, or Node's with --expose-gc. */
+function fullGc(): void {
+	const g = globalThis as { Bun?: { gc(full: boolean): void }; gc?: () => void };
+	if (g.Bun !== undefined) g.Bun.gc(true);
+	else if (g.gc !== undefined) g.gc();
+	else throw new Error("the hook benchmark needs a full GC: run Node with --expose-gc");
+}
+
 /** The hook alone, with a full collection before each sample so no GC falls inside the timing. */
 function measureQuiesced(replay: Replay, settings: Settings, samples: number): Dist {
 	const times: number[] = [];
 	for (let i = 0; i < samples; i++) {
 		const state = warmState(replay);
 		const messages = structuredClone(replay.messages) as PiMessage[];
-		Bun.gc(true);
+		fullGc();
 		const t0 = performance.now();
 		const outcome = runContextHook(messages, {
 			state,
@@ -812,7 +820,7 @@ const DEFINITIONS = {
 		"layers already committed and re-applied, one new assistant message and tool result since the previous request, no fold event",
 	fold: "the request on which the ladder commits a new layer (asserted on every sample)",
 	hookQuiesced:
-		"hook alone in a separate pass with Bun.gc(true) before each sample: the tail without collector pauses; not the target metric",
+		"hook alone in a separate pass with a full GC before each sample: the tail without collector pauses; not the target metric",
 };
 
 function ms(n: number): string {

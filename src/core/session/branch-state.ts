@@ -14,7 +14,8 @@ import { normalizeCode } from "../recall.ts";
 import { MAX_REPORTED_TOKENS, type Usage } from "../tokens.ts";
 import { ContextTracker } from "./context.ts";
 import { entryTime, type ParseTime } from "./entries.ts";
-import { messageKey, type PiEntry, type PiMessage } from "./view.ts";
+import { MessageIndex } from "./message-index.ts";
+import type { PiEntry, PiMessage } from "./view.ts";
 
 /** customType of the entries context-fold appends (fold layers and unfolds). */
 export const FOLD_ENTRY_TYPE = "context-fold";
@@ -84,7 +85,7 @@ export class BranchState {
 	lastAssistantId: string | null = null;
 	/** Models (modelKey) whose provider refused a request carrying folded inputs: no input folds for them. */
 	readonly inputsRefused = new Set<string>();
-	private readonly byKey = new Map<string, string | null>();
+	private readonly byKey = new MessageIndex();
 	private readonly forcedIds = new Set<string>();
 
 	constructor(
@@ -141,12 +142,7 @@ export class BranchState {
 
 	/** The session entry an outgoing message came from, by role, timestamp and tool call id; null when ambiguous. */
 	lookup(message: { role: string; timestamp?: number; toolCallId?: string }): string | null {
-		return this.lookupKey(messageKey(message));
-	}
-
-	/** lookup() for a key already built with messageKey (a replay keeps one per message object). */
-	lookupKey(key: string): string | null {
-		return this.byKey.get(key) ?? null;
+		return this.byKey.get(message);
 	}
 
 	/** Distinct message keys held (for the debug footprint). */
@@ -167,8 +163,7 @@ export class BranchState {
 	}
 
 	private consumeMessage(id: string, m: PiMessage): void {
-		const key = messageKey(m);
-		this.byKey.set(key, this.byKey.has(key) ? null : id);
+		this.byKey.add(m, id);
 		if (m.role !== "assistant") return;
 		this.responses++;
 		this.lastAssistant = m;

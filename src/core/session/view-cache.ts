@@ -1,35 +1,36 @@
 import type { ViewBlock, ViewMessage } from "../blocks.ts";
-import { extraText, type PiMessage } from "./view.ts";
+import { extraText, hasExtraText, type PiMessage } from "./view.ts";
 
 /**
  * Views of messages already seen, by entry id. Session entries never change, so a message whose
  * content has the same shape and text lengths as last time reuses its view: steady requests then do
  * almost no allocation. Pruned to the messages of the latest request, so it holds at most one view
- * of the current context.
+ * of the current context. Each entry is stamped with the request that last used it, so a request
+ * writes no map but for the messages it builds.
  */
 export class ViewCache {
-	private views = new Map<string, { view: ViewMessage; calls?: Array<[string, string | undefined]> }>();
-	private next = new Map<string, { view: ViewMessage; calls?: Array<[string, string | undefined]> }>();
+	private readonly views = new Map<string, { view: ViewMessage; used: number }>();
+	private request = 0;
 
 	get size(): number {
 		return this.views.size;
 	}
 
-	take(entryId: string, m: PiMessage): { view: ViewMessage; calls?: Array<[string, string | undefined]> } | undefined {
+	take(entryId: string, m: PiMessage): ViewMessage | undefined {
 		const hit = this.views.get(entryId);
 		if (hit === undefined || !sameShape(hit.view, m)) return undefined;
-		this.next.set(entryId, hit);
-		return hit;
+		hit.used = this.request;
+		return hit.view;
 	}
 
-	put(entryId: string, view: ViewMessage, calls?: Array<[string, string | undefined]>): void {
-		this.next.set(entryId, calls ? { view, calls } : { view });
+	put(entryId: string, view: ViewMessage): void {
+		this.views.set(entryId, { view, used: this.request });
 	}
 
 	/** End of a request: keep only what it used. */
 	prune(): void {
-		this.views = this.next;
-		this.next = new Map();
+		for (const [id, e] of this.views) if (e.used !== this.request) this.views.delete(id);
+		this.request++;
 	}
 }
 
@@ -41,7 +42,7 @@ function sameShape(view: ViewMessage, m: PiMessage): boolean {
 	// block too, and reusing it would miscount the message (found by the fuzz suite: a block inside the
 	// protected tail was folded), so the extra block must really be that text.
 	const extra = view.blocks.length - content.length;
-	const text = extraText(m);
+	const text = extra === 0 && !hasExtraText(m) ? "" : extraText(m);
 	if (extra === 1) {
 		const last = view.blocks[view.blocks.length - 1];
 		if (text.length === 0 || last?.kind !== "other" || last.text !== text) return false;

@@ -50,10 +50,6 @@ export interface PiEntry {
 	[key: string]: unknown;
 }
 
-export function messageKey(m: PiMessage): string {
-	return `${m.role}|${typeof m.timestamp === "number" ? m.timestamp : "?"}|${m.toolCallId ?? ""}`;
-}
-
 /** Short description of a tool call for digests: the command, the path, or compact arguments. */
 export function summarizeCall(name: string | undefined, args: unknown): string | undefined {
 	if (typeof args !== "object" || args === null) return undefined;
@@ -126,6 +122,11 @@ function safeJson(v: unknown): string {
 	}
 }
 
+/** Whether the message has any of the fields extraText reads (most have none: no string is built). */
+export function hasExtraText(m: PiMessage): boolean {
+	return typeof m.command === "string" || typeof m.output === "string" || typeof m.summary === "string";
+}
+
 /** Text Pi sends for roles it converts to user text (bash executions, summaries). */
 export function extraText(m: PiMessage): string {
 	const parts: string[] = [];
@@ -157,7 +158,6 @@ export function buildView(
 	foreign?: ForeignCheck,
 	cache?: ViewCache,
 ): ViewMessage[] {
-	const calls = new Map<string, string | undefined>();
 	const view: ViewMessage[] = new Array(messages.length);
 	for (let i = 0; i < messages.length; i++) {
 		const m = messages[i] as PiMessage;
@@ -165,63 +165,72 @@ export function buildView(
 		if (cache !== undefined && entryId !== null) {
 			const hit = cache.take(entryId, m);
 			if (hit !== undefined) {
-				for (const [id, summary] of hit.calls ?? []) calls.set(id, summary);
-				view[i] = hit.view;
+				view[i] = hit;
 				continue;
 			}
 		}
-		const blocks = toBlocks(m.content);
-		const extra = extraText(m);
-		if (extra.length > 0) blocks.push({ kind: "other", text: extra });
-		let ownCalls: Array<[string, string | undefined]> | undefined;
-		if (m.role === "assistant" && Array.isArray(m.content)) {
-			for (const part of m.content) {
-				if (part?.type === "toolCall" && typeof part.id === "string") {
-					const summary = summarizeCall(part.name, part.arguments);
-					calls.set(part.id, summary);
-					ownCalls ??= [];
-					ownCalls.push([part.id, summary]);
-				}
-			}
-		}
-		const v: ViewMessage = {
-			role: typeof m.role === "string" ? m.role : "unknown",
-			entryId,
-			timestamp: typeof m.timestamp === "number" ? m.timestamp : 0,
-			blocks,
-		};
-		if (m.role === "toolResult") {
-			if (typeof m.toolName === "string") v.toolName = m.toolName;
-			if (typeof m.toolCallId === "string") {
-				v.toolCallId = m.toolCallId;
-				const summary = calls.get(m.toolCallId);
-				if (summary !== undefined) v.callSummary = summary;
-			}
-			const details = m.details as { fullOutputPath?: unknown; truncation?: { truncated?: unknown } } | undefined;
-			const full = details?.fullOutputPath;
-			if (typeof full === "string") v.fullOutputPath = full;
-			if (m.isError === true) v.isError = true;
-			if (details?.truncation?.truncated === true) v.truncated = true;
-		}
-		if (m.role === "assistant") {
-			if (m.usage !== undefined && m.usage !== null && typeof m.usage === "object") {
-				v.usage = {
-					input: finiteOr0(m.usage.input),
-					output: finiteOr0(m.usage.output),
-					cacheRead: finiteOr0(m.usage.cacheRead),
-					cacheWrite: finiteOr0(m.usage.cacheWrite),
-				};
-			}
-			if (typeof m.stopReason === "string") v.stopReason = m.stopReason;
-		}
+		const v = toView(m, entryId, messages, i);
 		if (foreign && entryId !== null && (m.role === "toolResult" || m.role === "assistant")) {
-			markForeign(blocks, entryId, foreign);
+			markForeign(v.blocks, entryId, foreign);
 		}
 		view[i] = v;
-		if (cache !== undefined && entryId !== null) cache.put(entryId, v, ownCalls);
+		if (cache !== undefined && entryId !== null) cache.put(entryId, v);
 	}
 	cache?.prune();
 	return view;
+}
+
+/** One message's view; a tool result is described by its call, the newest one before it with its id. */
+function toView(m: PiMessage, entryId: string | null, messages: readonly PiMessage[], i: number): ViewMessage {
+	const blocks = toBlocks(m.content);
+	const extra = extraText(m);
+	if (extra.length > 0) blocks.push({ kind: "other", text: extra });
+	const v: ViewMessage = {
+		role: typeof m.role === "string" ? m.role : "unknown",
+		entryId,
+		timestamp: typeof m.timestamp === "number" ? m.timestamp : 0,
+		blocks,
+	};
+	if (m.role === "toolResult") {
+		if (typeof m.toolName === "string") v.toolName = m.toolName;
+		if (typeof m.toolCallId === "string") {
+			v.toolCallId = m.toolCallId;
+			const summary = callSummaryBefore(messages, i, m.toolCallId);
+			if (summary !== undefined) v.callSummary = summary;
+		}
+		const details = m.details as { fullOutputPath?: unknown; truncation?: { truncated?: unknown } } | undefined;
+		const full = details?.fullOutputPath;
+		if (typeof full === "string") v.fullOutputPath = full;
+		if (m.isError === true) v.isError = true;
+		if (details?.truncation?.truncated === true) v.truncated = true;
+	}
+	if (m.role === "assistant") {
+		if (m.usage !== undefined && m.usage !== null && typeof m.usage === "object") {
+			v.usage = {
+				input: finiteOr0(m.usage.input),
+				output: finiteOr0(m.usage.output),
+				cacheRead: finiteOr0(m.usage.cacheRead),
+				cacheWrite: finiteOr0(m.usage.cacheWrite),
+			};
+		}
+		if (typeof m.stopReason === "string") v.stopReason = m.stopReason;
+	}
+	return v;
+}
+
+/**
+ * The summary of the newest tool call with this id in an assistant message before `i` (usually the
+ * one just before it). Searched only for a tool result whose view is built, never on a cached one.
+ */
+function callSummaryBefore(messages: readonly PiMessage[], i: number, id: string): string | undefined {
+	for (let k = i - 1; k >= 0; k--) {
+		const m = messages[k] as PiMessage;
+		if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+		let found: PiContent | undefined;
+		for (const part of m.content) if (part?.type === "toolCall" && part.id === id) found = part;
+		if (found !== undefined) return summarizeCall(found.name, found.arguments);
+	}
+	return undefined;
 }
 
 /**

@@ -123,7 +123,7 @@ export function replaySession(input: ReplayInput): Replay {
 		index,
 		simulatedUsage: new Map(),
 		views: { recorded: new ViewCache(), arm: arm === recorded ? null : new ViewCache() },
-		parts: { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap(), calls: new WeakMap() },
+		parts: { base: new WeakMap(), folded: new WeakMap(), calls: new WeakMap() },
 		compactionSeen: null,
 		tools: { declared: input.settings.fixedFolds, coldNext: false },
 	};

@@ -11,7 +11,7 @@ import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
 import type { ColdReason } from "../policy/price.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { type BranchReplay, modelKey } from "../session/branch-state.ts";
-import { buildView, messageKey, type PiEntry, type PiMessage } from "../session/view.ts";
+import { buildView, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { ViewCache } from "../session/view-cache.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
 import type { Usage } from "../tokens.ts";
@@ -43,16 +43,7 @@ export interface ReplayState {
 }
 
 function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
-	const keys = c.parts.keys;
-	const lookup = (x: PiMessage) => {
-		// Messages persist across requests: build each one's lookup key once.
-		let key = keys.get(x);
-		if (key === undefined) {
-			key = messageKey(x);
-			keys.set(x, key);
-		}
-		return branch.lookupKey(key);
-	};
+	const lookup = (x: PiMessage) => branch.lookup(x);
 	const view = buildView(branch.context.messages, lookup, undefined, cache);
 	if (branch === c.arm) {
 		for (const v of view) {

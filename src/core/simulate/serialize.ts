@@ -7,7 +7,6 @@ import { serializeMessage } from "../billing.ts";
 import type { ViewCall, ViewMessage } from "../blocks.ts";
 import { foldArguments, type InputReplacement } from "../inputs.ts";
 import type { FoldPlan } from "../plan.ts";
-import type { PiMessage } from "../session/view.ts";
 
 /** The request serialized per message, with the plan's substitutions when given. */
 export function serializeView(
@@ -82,7 +81,6 @@ export interface SerializationCache {
 	base: WeakMap<ViewMessage, string>;
 	/** Per view, its serializations with substitutions, by which blocks were replaced with what. */
 	folded: WeakMap<ViewMessage, Map<string, string>>;
-	keys: WeakMap<PiMessage, string>;
 	/** Folded tool-call texts, per call, by the digests in them. */
 	calls: WeakMap<ViewCall, Map<string, string>>;
 }

@@ -51,3 +51,61 @@ describe("ViewCache", () => {
 		expect(buildView([m("b")], lookup, undefined, cache)[0]?.blocks).toEqual([{ kind: "other", text: "ls\nb" }]);
 	});
 });
+
+describe("a tool result's call summary", () => {
+	const call = (id: string, command: string, ts: number): PiMessage => ({
+		role: "assistant",
+		timestamp: ts,
+		content: [{ type: "toolCall", id, name: "bash", arguments: { command } }],
+	});
+	const res = (id: string, ts: number): PiMessage => ({
+		role: "toolResult",
+		toolCallId: id,
+		toolName: "bash",
+		timestamp: ts,
+		content: [{ type: "text", text: "out" }],
+	});
+	const ids = (m: PiMessage) => `e${m.timestamp}`;
+
+	test("comes from the newest call with its id before it, never from one after it", () => {
+		const view = buildView([call("c1", "old", 1), call("c1", "new", 2), res("c1", 3), call("c1", "later", 4)], ids);
+		expect(view[2]?.callSummary).toBe("new");
+		// A result before any call with its id has no summary.
+		expect(buildView([res("c9", 1), call("c9", "ls", 2)], ids)[0]?.callSummary).toBeUndefined();
+		// Two calls with one id in one message: the later part, as a map filled in order would say.
+		const twice: PiMessage = {
+			role: "assistant",
+			timestamp: 1,
+			content: [
+				{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "first" } },
+				{ type: "toolCall", id: "c1", name: "bash", arguments: { command: "second" } },
+			],
+		};
+		expect(buildView([twice, res("c1", 2)], ids)[1]?.callSummary).toBe("second");
+	});
+
+	test("a result built fresh after a cached call still finds it; a cached result keeps its summary", () => {
+		const cache = new ViewCache();
+		buildView([call("c1", "ls", 1)], ids, undefined, cache);
+		const second = buildView([call("c1", "ls", 1), res("c1", 2)], ids, undefined, cache);
+		expect(second[1]?.callSummary).toBe("ls");
+		const third = buildView(
+			[call("c1", "ls", 1), res("c1", 2), call("c2", "pwd", 3), res("c2", 4)],
+			ids,
+			undefined,
+			cache,
+		);
+		expect(third[1]).toBe(second[1] as never);
+		expect(third[3]?.callSummary).toBe("pwd");
+	});
+
+	test("the cache holds only the views the latest request used", () => {
+		const cache = new ViewCache();
+		buildView([call("c1", "ls", 1), res("c1", 2)], ids, undefined, cache);
+		expect(cache.size).toBe(2);
+		buildView([res("c1", 2)], ids, undefined, cache);
+		expect(cache.size).toBe(1);
+		buildView([], ids, undefined, cache);
+		expect(cache.size).toBe(0);
+	});
+});
