@@ -28,6 +28,8 @@ export interface ViewBlock {
 	facts?: DigestFacts;
 	/** A tool call's id, name and arguments (kind "toolCall" only). */
 	call?: ViewCall;
+	/** Its blockKey, memoized by keyOfBlock for the entry and index it was built for (not enumerable). */
+	key?: { entryId: string; index: number; key: string };
 }
 
 /** A tool call as the core reads it: what its input folds and superseded output are decided from. */
@@ -97,6 +99,19 @@ export function viewTokens(view: readonly ViewMessage[]): number {
 /** Stable address of one block inside the session: entry id plus content index. */
 export function blockKey(entryId: string, blockIndex: number): string {
 	return `${entryId}:${blockIndex}`;
+}
+
+/**
+ * blockKey, memoized on the block: a view the adapter caches keeps its keys across requests, so a
+ * steady request builds no key strings (and its map lookups hash no new string).
+ */
+export function keyOfBlock(block: ViewBlock, entryId: string, index: number): string {
+	const memo = block.key;
+	if (memo !== undefined && memo.entryId === entryId && memo.index === index) return memo.key;
+	const key = blockKey(entryId, index);
+	// Not enumerable: a cache, never part of the view's data (copies, comparisons and JSON skip it).
+	Object.defineProperty(block, "key", { value: { entryId, index, key }, writable: true, configurable: true });
+	return key;
 }
 
 /**

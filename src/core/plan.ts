@@ -8,6 +8,7 @@ import {
 	blockKey,
 	blockTokens,
 	isSuccessfulResponse,
+	keyOfBlock,
 	MESSAGE_OVERHEAD_TOKENS,
 	type ThinkingPolicy,
 	type ViewCall,
@@ -327,7 +328,7 @@ export function applyFrozenLayers(
 				m.entryId !== null &&
 				m.role === "assistant"
 			) {
-				const masks = index.inputs.get(blockKey(m.entryId, j));
+				const masks = index.inputs.get(keyOfBlock(block, m.entryId, j));
 				if (masks !== undefined) {
 					tokens += Math.max(0, blockTokens(block) - applyInputMasks(pass, masks, block, i, j));
 					continue;
@@ -335,7 +336,7 @@ export function applyFrozenLayers(
 			}
 			const masked =
 				m.entryId !== null && (block.kind === "text" || block.kind === "thinking") && index.byKey.size > 0
-					? index.byKey.get(blockKey(m.entryId, j))
+					? index.byKey.get(keyOfBlock(block, m.entryId, j))
 					: undefined;
 			// The length check is a cheap guard against an id reused for different content.
 			if (masked !== undefined && masked.chars === block.text.length && kindMatches(masked, m.role, block.kind)) {

@@ -14,6 +14,7 @@
  * - fold event: the request on which the ladder commits a new layer.
  */
 
+import { availableParallelism, loadavg } from "node:os";
 import { type HookDeps, runContextHook } from "../../src/adapters/pi/context-hook.ts";
 import { LiveBranch } from "../../src/adapters/pi/state.ts";
 import { messageTokens } from "../../src/core/blocks.ts";
@@ -509,16 +510,20 @@ const passThrough: Handler = (_event) => undefined;
 interface Sample {
 	clone: number;
 	handler: number;
+	/** CPU time of this process during the handler (all its threads), ms: untouched by other processes' load. */
+	cpu: number;
 }
 
 /** What Pi does per request for one context handler: clone the messages, call the handler. */
 function request(messages: readonly PiMessage[], handler: Handler): Sample {
 	const t0 = performance.now();
 	const cloned = structuredClone(messages) as PiMessage[];
+	const c1 = process.cpuUsage();
 	const t1 = performance.now();
 	handler({ type: "context", messages: cloned });
 	const t2 = performance.now();
-	return { clone: t1 - t0, handler: t2 - t1 };
+	const c2 = process.cpuUsage(c1);
+	return { clone: t1 - t0, handler: t2 - t1, cpu: (c2.user + c2.system) / 1000 };
 }
 
 export interface CellResult {
@@ -542,6 +547,8 @@ export interface CellResult {
 	layer?: { blocks: number; tokens: number; reason: string };
 	/** ms, the hook alone (sync, view, plan, persist, apply). */
 	hook: Dist;
+	/** ms of CPU time the process spent during the hook (1 µs resolution; includes its GC threads). */
+	hookCpu: Dist;
 	/** ms, the hook alone with a full GC forced before each sample (separate pass; not the target metric). */
 	hookQuiesced: Dist;
 	/** ms, structuredClone of the outgoing messages: Pi pays it with or without the extension. */
@@ -637,6 +644,7 @@ export function measureCell(replay: Replay, settings: Settings, warmup: number, 
 				},
 			}),
 		hook: dist(hookRuns.map((s) => s.handler)),
+		hookCpu: dist(hookRuns.map((s) => s.cpu)),
 		hookQuiesced: measureQuiesced(
 			replay,
 			settings,
@@ -805,7 +813,11 @@ export interface HookBenchResult {
 		/** Steady hook p50 per outgoing message, microseconds, at 50k and at 200k. */
 		perMessageUs: { small: number; big: number };
 	};
-	target: { metric: string; size: number; limitMs: number; valueMs: number; pass: boolean };
+	target: { metric: string; size: number; limitMs: number; valueMs: number; cpuMs: number; pass: boolean };
+	/** The runtime that ran the hook: Pi runs extensions on Node, so `npm run bench` measures on Node. */
+	engine: string;
+	/** One-minute load average before and after the measurement: a wall-clock tail on a busy machine measures the machine. */
+	load: { before: number; after: number };
 	foldAtTarget: { metric: string; valueMs: number; pass: boolean };
 }
 
@@ -873,6 +885,7 @@ export function renderHookReport(r: HookBenchResult): string {
 	);
 	out.push("");
 	out.push("Per request, ms (hook = runContextHook alone; x pass = (clone + hook) / (clone + pass-through);");
+	out.push("cpu p99 = the process's CPU time during the hook, which other processes' load does not inflate;");
 	out.push("p99 no-GC = hook p99 in a separate pass with a full GC forced before each sample, for reading the tail):");
 	out.push(
 		table(
@@ -881,6 +894,7 @@ export function renderHookReport(r: HookBenchResult): string {
 				"n",
 				"hook p50",
 				"hook p99",
+				"cpu p99",
 				"clone p50",
 				"clone p99",
 				"pass p50",
@@ -893,6 +907,7 @@ export function renderHookReport(r: HookBenchResult): string {
 				String(c.samples),
 				ms(c.hook.p50),
 				ms(c.hook.p99),
+				ms(c.hookCpu.p99),
 				ms(c.clone.p50),
 				ms(c.clone.p99),
 				ms(c.passThrough.p50),
@@ -911,10 +926,13 @@ export function renderHookReport(r: HookBenchResult): string {
 		`Per outgoing message: ${s.perMessageUs.small.toFixed(2)} us at 50k, ${s.perMessageUs.big.toFixed(2)} us at 200k (the scan over every message in buildView and planFold; sync touches only new entries, apply only masked blocks).`,
 	);
 	out.push(
-		`Target: ${r.target.metric} < ${r.target.limitMs} ms: ${ms(r.target.valueMs)} ms  ${r.target.pass ? "PASS" : "MISS"}`,
+		`Target: ${r.target.metric} <= ${r.target.limitMs} ms: ${ms(r.target.valueMs)} ms  ${r.target.pass ? "PASS" : "MISS"} (CPU time p99 ${ms(r.target.cpuMs)} ms)`,
 	);
 	out.push(
-		`        ${r.foldAtTarget.metric} < ${r.target.limitMs} ms: ${ms(r.foldAtTarget.valueMs)} ms  ${r.foldAtTarget.pass ? "PASS" : "MISS"}`,
+		`        ${r.foldAtTarget.metric} <= ${r.target.limitMs} ms: ${ms(r.foldAtTarget.valueMs)} ms  ${r.foldAtTarget.pass ? "PASS" : "MISS"}`,
+	);
+	out.push(
+		`Measured on ${r.engine}; load average ${r.load.before.toFixed(2)} before, ${r.load.after.toFixed(2)} after (${availableParallelism()} cores).`,
 	);
 	out.push("");
 	out.push("Where the time goes, p50 ms per stage (same calls as runContextHook, timed one by one):");
@@ -950,6 +968,7 @@ export function renderHookReport(r: HookBenchResult): string {
 }
 
 export function runHookBench(log: (line: string) => void = console.log): HookBenchResult {
+	const loadBefore = loadavg()[0] ?? 0;
 	const settings = settingsFor();
 	const built = SIZES.map((size) => buildReplays(size, WINDOW_BY_SIZE[size] ?? DEFAULT_WINDOW));
 	// Global warm-up: every replay once through every path, so no cell pays for the first JIT tier.
@@ -1003,12 +1022,15 @@ export function runHookBench(log: (line: string) => void = console.log): HookBen
 			size: TARGET_SIZE,
 			limitMs: TARGET_P99_MS,
 			valueMs: big.hook.p99,
-			pass: big.hook.p99 < TARGET_P99_MS,
+			cpuMs: big.hookCpu.p99,
+			pass: big.hook.p99 <= TARGET_P99_MS,
 		},
 		foldAtTarget: {
 			metric: `fold-event hook p99 at ${k(TARGET_SIZE)}`,
 			valueMs: foldBig.hook.p99,
-			pass: foldBig.hook.p99 < TARGET_P99_MS,
+			pass: foldBig.hook.p99 <= TARGET_P99_MS,
 		},
+		engine: process.versions.bun !== undefined ? `Bun ${process.versions.bun}` : `Node ${process.version}`,
+		load: { before: loadBefore, after: loadavg()[0] ?? 0 },
 	};
 }

@@ -7,7 +7,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus } from "node:os";
 import { relative } from "node:path";
 import { renderEconomicsSection, runEconomicsBench } from "./economics/section.ts";
-import { renderHookReport, runHookBench } from "./hook.ts";
+import { renderHookReport } from "./hook.ts";
+import { runHookOnNode } from "./hook-node.ts";
 import { renderRecallReport, runRecallBench } from "./recall.ts";
 import { renderSeedReport, runSeedBench } from "./seed.ts";
 
@@ -21,7 +22,7 @@ interface Section {
 
 /** Sections run in this order. Add new benchmarks here. */
 const SECTIONS: Section[] = [
-	{ name: "hook", run: runHookBench, render: renderHookReport },
+	{ name: "hook", run: runHookOnNode, render: renderHookReport },
 	{ name: "recall", run: () => runRecallBench(), render: renderRecallReport },
 	{ name: "seed", run: () => runSeedBench(), render: renderSeedReport },
 	{ name: "economics", run: runEconomicsBench, render: renderEconomicsSection, markdown: true },

@@ -5,7 +5,7 @@
  * result was delivered and the call is outside the tool loop still running. Superseded and duplicate
  * blocks (policy/superseded.ts) are exempt from the protected tail, never from the rest.
  */
-import { blockKey, blockTokens, isMaskableKind, type ThinkingPolicy, type ViewMessage } from "../blocks.ts";
+import { blockKey, blockTokens, isMaskableKind, keyOfBlock, type ThinkingPolicy, type ViewMessage } from "../blocks.ts";
 import type { ArgPath } from "../inputs.ts";
 import type { MaskIndex } from "../layers.ts";
 import { estimateTokens } from "../tokens.ts";
@@ -108,10 +108,10 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 			if (inTail && reason === undefined) continue;
 			if (!isMaskableKind(message, block, input.thinking)) continue;
 			if (block.signed === true && input.thinking === "drop-signature" && i > input.lastUser) continue;
-			const key = blockKey(message.entryId, j);
-			if (input.index.byKey.has(key) || input.index.pinned.has(key)) continue;
 			const tokens = blockTokens(block);
 			if (tokens < MIN_FOLD_TOKENS) continue;
+			const key = keyOfBlock(block, message.entryId, j);
+			if (input.index.byKey.has(key) || input.index.pinned.has(key)) continue;
 			candidates.push({ messageIndex: i, blockIndex: j, tokens, ...(reason !== undefined && { reason }) });
 			mass += tokens - DIGEST_TOKEN_ESTIMATE;
 		}

@@ -6,7 +6,7 @@
  * role, message timestamp and tool call id (see BranchState). Ambiguous keys map to nothing, which
  * means "never mask".
  */
-import type { ViewBlock, ViewMessage } from "../blocks.ts";
+import { keyOfBlock, type ViewBlock, type ViewMessage } from "../blocks.ts";
 import { type DigestFacts, digestFacts } from "../digest.ts";
 import { findLongValues, INPUT_MIN_CHARS, pathKey } from "../inputs.ts";
 import { MIN_FOLD_TOKENS } from "../policy/select.ts";
@@ -243,7 +243,7 @@ function markForeign(blocks: ViewBlock[], entryId: string, check: ForeignCheck):
 	for (let j = 0; j < blocks.length; j++) {
 		const b = blocks[j] as ViewBlock;
 		if (b.kind !== "text" && b.kind !== "thinking") continue;
-		const key = `${entryId}:${j}`;
+		const key = keyOfBlock(b, entryId, j);
 		if (check.verified.get(key) === b.text.length) continue;
 		content ??= check.raw(entryId)?.content;
 		const part = Array.isArray(content) ? content[j] : undefined;
@@ -256,7 +256,7 @@ function markForeign(blocks: ViewBlock[], entryId: string, check: ForeignCheck):
 		const b = blocks[j] as ViewBlock;
 		if ((b.kind !== "text" && b.kind !== "thinking") || b.foreign === true) continue;
 		if (b.text.length < MIN_FOLD_TOKENS * CHARS_PER_TOKEN) continue;
-		const key = `${entryId}:${j}`;
+		const key = keyOfBlock(b, entryId, j);
 		if (check.masked?.has(key)) continue;
 		let facts = check.facts.get(key);
 		if (facts === undefined || facts.chars !== b.text.length) {

@@ -1,6 +1,7 @@
 // Pi messages to the core's view, and the view cache that lets a steady request reuse last request's
 // views: a cached view is reused only when it is still exactly what the message would give.
 import { describe, expect, test } from "bun:test";
+import { blockKey, keyOfBlock, type ViewBlock } from "../../../src/core/blocks.ts";
 import { buildView, type PiMessage } from "../../../src/core/session/view.ts";
 import { ViewCache } from "../../../src/core/session/view-cache.ts";
 
@@ -107,5 +108,21 @@ describe("a tool result's call summary", () => {
 		expect(cache.size).toBe(1);
 		buildView([], ids, undefined, cache);
 		expect(cache.size).toBe(0);
+	});
+});
+
+describe("keyOfBlock", () => {
+	test("is blockKey, memoized out of sight, and rebuilt for another entry or index", () => {
+		const block: ViewBlock = { kind: "text", text: "x" };
+		expect(keyOfBlock(block, "e1", 2)).toBe(blockKey("e1", 2));
+		// The memo is a cache, not data: copies, comparisons and JSON never see it.
+		expect(Object.keys(block)).toEqual(["kind", "text"]);
+		expect(JSON.stringify(block)).toBe('{"kind":"text","text":"x"}');
+		expect(block).toEqual({ kind: "text", text: "x" });
+		const first = block.key;
+		expect(keyOfBlock(block, "e1", 2)).toBe("e1:2");
+		expect(block.key).toBe(first as never);
+		expect(keyOfBlock(block, "e2", 2)).toBe("e2:2");
+		expect(keyOfBlock(block, "e2", 3)).toBe("e2:3");
 	});
 });
