@@ -61,6 +61,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 	{ weight: 2, arbitrary: fc.constant({ kind: "user" as const }) },
 	{ weight: 1, arbitrary: fc.constant({ kind: "answer" as const }) },
 );
+/**
+ * Sessions of medium size: at fast-check's default (small), 85 runs in 100 folded no stale block and
+ * the coverage bounds at the end of the test failed 13 seeds in 1,000.
+ */
+const stepsArb = fc.array(stepArb, { minLength: 4, maxLength: 40, size: "medium" });
 const settingsArb: fc.Arbitrary<Settings> = fc
 	.record({
 		foldStep: fc.constantFrom(0.001, 0.02, 0.1),
@@ -103,7 +108,7 @@ describe("superseded and duplicate folds (property)", () => {
 		let tailFolds = 0;
 		let inputFolds = 0;
 		fc.assert(
-			fc.property(fc.array(stepArb, { minLength: 4, maxLength: 40 }), settingsArb, (steps, settings) => {
+			fc.property(stepsArb, settingsArb, (steps, settings) => {
 				const messages: PiMessage[] = [];
 				const ids = new Map<PiMessage, string>();
 				let t = T0;
@@ -194,7 +199,9 @@ describe("superseded and duplicate folds (property)", () => {
 			}),
 			{ numRuns: RUNS },
 		);
-		// The generators must reach the interesting cases.
+		// The generators must reach the interesting cases. Over 600 seeds of 150 runs: stale folds 108..391
+		// (median 237), folds in the tail 59..338 (median 168), input folds 88..292 (median 195). With small
+		// sessions they were 27..106, 16..85 and 18..100 (1,000 seeds), and a bound failed 13 seeds in 1,000.
 		expect(staleFolds).toBeGreaterThan(RUNS / 5);
 		expect(tailFolds).toBeGreaterThan(RUNS / 10);
 		expect(inputFolds).toBeGreaterThan(RUNS / 5);

@@ -42,14 +42,18 @@ describe("fuzz: random sessions through the request hook", () => {
 			);
 			report("session", { cases, ...total });
 			console.log(`[fuzz] sessions: ${cases} cases ${JSON.stringify(total)}`);
-			// The generator must exercise what it claims to, or the properties prove little.
+			// The generator must exercise what it claims to, or the properties prove little. Each bound sits
+			// at half or less of the lowest total seen over 16 seeds of the default 10,000 sessions:
+			// folds 4,083..4,360, unfolds 438..527, folded inputs 1,059..1,272, resumes 4,223..4,407,
+			// recalled 5,870..6,392, prefix checks 14,263..14,634, corruptions 1,311..1,378. (Folded inputs
+			// above SESSION_RUNS / 10 failed about 1 seed in 1,200.)
 			expect(cases).toBeGreaterThanOrEqual(SESSION_RUNS);
 			expect(total.folds ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
 			expect(total.unfolds ?? 0).toBeGreaterThan(SESSION_RUNS / 50);
-			expect(total.foldedInputs ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
+			expect(total.foldedInputs ?? 0).toBeGreaterThan(SESSION_RUNS / 20);
 			expect(total.resumes ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
 			expect(total.recalled ?? 0).toBeGreaterThan(SESSION_RUNS / 10);
-			expect(total.prefixChecks ?? 0).toBeGreaterThan(SESSION_RUNS);
+			expect(total.prefixChecks ?? 0).toBeGreaterThan(SESSION_RUNS / 2);
 			expect(total.corruptions ?? 0).toBeGreaterThan(SESSION_RUNS / 20);
 		},
 		TIMEOUT,
