@@ -7,9 +7,19 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import fc from "fast-check";
 
-export const RUNS = Math.max(1, Number(process.env.CF_FUZZ_RUNS ?? 10_000));
+/** A positive whole count from the environment, or the default; anything else is a clear error. */
+function count(name: string, fallback: number): number {
+	const raw = process.env[name];
+	if (raw === undefined || raw === "") return fallback;
+	const n = Number(raw);
+	if (!Number.isSafeInteger(n) || n < 1)
+		throw new Error(`${name} must be a whole number of runs, at least 1 (got ${raw})`);
+	return n;
+}
+
+export const RUNS = count("CF_FUZZ_RUNS", 10_000);
 /** Random sessions are the expensive cases; `npm run fuzz` runs fewer of them, each much larger. */
-export const SESSION_RUNS = Math.max(1, Number(process.env.CF_FUZZ_SESSION_RUNS ?? RUNS));
+export const SESSION_RUNS = count("CF_FUZZ_SESSION_RUNS", RUNS);
 export const LARGE = process.env.CF_FUZZ_SCALE === "large";
 /** Per-test timeout: generous, since `npm run fuzz` runs for minutes. */
 export const TIMEOUT = 3_600_000;
