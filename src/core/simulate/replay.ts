@@ -10,6 +10,7 @@ import { ViewCache } from "../session/view-cache.ts";
 import type { Settings } from "../settings.ts";
 import { PI_COMPACTION_DEFAULTS, type PiCompactionSettings, ReplayCompactor } from "./compaction.ts";
 import { type ReplayState, replayRequest } from "./request.ts";
+import type { PromptMeasure } from "./wire.ts";
 
 export interface ReplayInput {
 	/** The branch, root to leaf (see branchPath). */
@@ -34,6 +35,8 @@ export interface ReplayInput {
 	pricesFor?(provider: string | null, model: string | null): PriceSchedule | null;
 	/** Prompt-cache lifetime in ms, for the cold-cache rule (default: Pi's short lifetime, 5 minutes). */
 	cacheLifetimeMs?: number;
+	/** How each request's messages are measured for the biller (wire.ts; default "content"). */
+	measure?: PromptMeasure;
 }
 
 export interface ReplayedFold {
@@ -104,6 +107,8 @@ export interface Replay {
 	recordedWithExtension: boolean;
 	/** The recording declared the recall tools lazily (its TOOLS_ENTRY_TYPE note): its first requests went without them. */
 	recordedToolsLazily: boolean;
+	/** How the requests' parts were measured. */
+	measure: PromptMeasure;
 }
 
 export function replaySession(input: ReplayInput): Replay {
@@ -149,6 +154,7 @@ export function replaySession(input: ReplayInput): Replay {
 		compaction,
 		recordedWithExtension: madeWithContextFold(input.entries) || recorded.recallCalls.size > 0,
 		recordedToolsLazily: input.entries.some((e) => e.type === "custom" && e.customType === TOOLS_ENTRY_TYPE),
+		measure: input.measure ?? "content",
 	};
 }
 

@@ -99,8 +99,8 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		compacted,
 		armCompacted,
 		toolsDeclared,
-		baseParts: serializeView(c.parts, baseView, null),
-		foldedParts: serializeView(c.parts, armView, p.substitutions),
+		baseParts: serializeView(c.parts, baseView, null, c.input.measure),
+		foldedParts: serializeView(c.parts, armView, p.substitutions, c.input.measure),
 	};
 }
 

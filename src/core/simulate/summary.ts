@@ -9,6 +9,7 @@ import { type FrozenLayer, layerMasks } from "../layers.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
+import type { PromptMeasure } from "./wire.ts";
 
 export interface ArmTotals {
 	/** Prompt tokens summed over every billed request. */
@@ -41,6 +42,8 @@ export interface Overhead {
 	source: "given" | "first-response" | "none";
 	/** What context-fold adds to every request of the folded arm: its two tools and their prompt lines. */
 	extension: number;
+	/** How each request's messages were measured (wire.ts): `content` unless asked otherwise. */
+	measure: PromptMeasure;
 }
 
 export interface SimulationSummary {
@@ -108,6 +111,7 @@ export function billReplay(
 				? Math.max(0, measured.tokens - RECALL_TOOLS_TOKENS)
 				: measured.tokens,
 		extension: RECALL_TOOLS_TOKENS,
+		measure: replay.measure,
 	};
 	const base = new PromptCache(model);
 	const folded = new PromptCache(model);
@@ -182,7 +186,10 @@ export function impossibleBaseline(requests: readonly ReplayedRequest[]): Imposs
 	return out;
 }
 
-function measureOverhead(requests: readonly ReplayedRequest[], given: number | undefined): Omit<Overhead, "extension"> {
+function measureOverhead(
+	requests: readonly ReplayedRequest[],
+	given: number | undefined,
+): Omit<Overhead, "extension" | "measure"> {
 	if (given !== undefined) return { tokens: Math.max(0, Math.round(given)), source: "given" };
 	const first = requests.find((r) => r.billed && r.reported > 0);
 	if (first === undefined) return { tokens: 0, source: "none" };
