@@ -354,7 +354,9 @@ export function applyFrozenLayers(
 			}
 			tokens += blockTokens(block);
 		}
-		pass.tokensPerMessage[i] = tokens;
+		// Pi keeps an aborted or errored response in the session but never sends it again (pi-ai's
+		// transformMessages drops it on every API): it weighs nothing in the request.
+		pass.tokensPerMessage[i] = m.role === "assistant" && !isSuccessfulResponse(m) ? 0 : tokens;
 		if (m.role === "user") pass.lastUser = i;
 		if (m.role === "compactionSummary") pass.latestCompaction = Math.max(pass.latestCompaction, m.timestamp);
 		if (isSuccessfulResponse(m)) {
