@@ -37,6 +37,11 @@ export interface ReplayInput {
 	cacheLifetimeMs?: number;
 	/** How each request's messages are measured for the biller (wire.ts; default "content"). */
 	measure?: PromptMeasure;
+	/**
+	 * Tokens of the system prompt and tools in the measure's units (`--overhead`); default: measured
+	 * from the first response. Under a measure other than `content` the replayed responses report it.
+	 */
+	overhead?: number;
 }
 
 export interface ReplayedFold {
@@ -109,6 +114,8 @@ export interface Replay {
 	recordedToolsLazily: boolean;
 	/** How the requests' parts were measured. */
 	measure: PromptMeasure;
+	/** The system prompt and tools as given (ReplayInput.overhead), if given. */
+	overhead: number | undefined;
 }
 
 export function replaySession(input: ReplayInput): Replay {
@@ -131,6 +138,7 @@ export function replaySession(input: ReplayInput): Replay {
 		parts: { base: new WeakMap(), folded: new WeakMap(), keys: new WeakMap(), calls: new WeakMap() },
 		compactionSeen: null,
 		tools: { declared: input.settings.fixedFolds, coldNext: false },
+		overhead: null,
 	};
 	const requests: ReplayedRequest[] = [];
 
@@ -155,6 +163,7 @@ export function replaySession(input: ReplayInput): Replay {
 		recordedWithExtension: madeWithContextFold(input.entries) || recorded.recallCalls.size > 0,
 		recordedToolsLazily: input.entries.some((e) => e.type === "custom" && e.customType === TOOLS_ENTRY_TYPE),
 		measure: input.measure ?? "content",
+		overhead: input.overhead,
 	};
 }
 

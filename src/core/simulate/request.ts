@@ -19,6 +19,7 @@ import { nonNegativeOr0 } from "../values.ts";
 import type { ReplayCompactor } from "./compaction.ts";
 import type { ReplayedFold, ReplayedRequest, ReplayInput } from "./replay.ts";
 import { type SerializationCache, serializeView } from "./serialize.ts";
+import { overheadFrom, partsTokens } from "./wire.ts";
 
 export interface ReplayState {
 	input: ReplayInput;
@@ -40,6 +41,8 @@ export interface ReplayState {
 	 * for Anthropic models that take tool changes mid-conversation), so it is cold.
 	 */
 	tools: { declared: boolean; coldNext: boolean };
+	/** System prompt and tools in the measure's tokens, once known (measures other than `content`). */
+	overhead: number | null;
 }
 
 function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
@@ -74,7 +77,16 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 	c.tools.coldNext = false;
 	if (!toolsDeclared && p.toolsWanted !== null) c.tools = { declared: true, coldNext: true };
 	const recorded = recordedUsageOf(m);
-	if (recorded.prompt > 0) c.simulatedUsage.set(entry.id, armUsage(c, baseView, armView, p, recorded));
+	const measure = c.input.measure ?? "content";
+	const baseParts = serializeView(c.parts, baseView, null, measure);
+	const foldedParts = serializeView(c.parts, armView, p.substitutions, measure);
+	if (recorded.prompt > 0) {
+		const usage =
+			measure === "content"
+				? armUsage(c, baseView, armView, p, recorded)
+				: measuredUsage(c, recorded, baseParts, foldedParts, toolsDeclared);
+		c.simulatedUsage.set(entry.id, usage);
+	}
 	const g = p.geometry;
 	return {
 		index: n,
@@ -99,8 +111,8 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		compacted,
 		armCompacted,
 		toolsDeclared,
-		baseParts: serializeView(c.parts, baseView, null, c.input.measure),
-		foldedParts: serializeView(c.parts, armView, p.substitutions, c.input.measure),
+		baseParts,
+		foldedParts,
 	};
 }
 
@@ -230,6 +242,24 @@ function armUsage(
 		cacheRead: 0,
 		cacheWrite: 0,
 	};
+}
+
+/**
+ * Under a measure other than `content`, the provider is taken to report the measure itself, as the
+ * economics benchmark's fake model reports chars/4 of what Pi sent: the folded arm's request by that
+ * measure, with the system prompt and tools (given, else measured from the first response) and the
+ * recall tools once declared. The ladder and Pi's compaction rule then read what the harness's Pi reads.
+ */
+function measuredUsage(
+	c: ReplayState,
+	recorded: RecordedUsage,
+	baseParts: readonly string[],
+	foldedParts: readonly string[],
+	toolsDeclared: boolean,
+): Usage {
+	c.overhead ??= c.input.overhead ?? overheadFrom(recorded.prompt, baseParts);
+	const fixed = c.overhead + (toolsDeclared ? RECALL_TOOLS_TOKENS : 0);
+	return { input: fixed + partsTokens(foldedParts), output: recorded.usage.output, cacheRead: 0, cacheWrite: 0 };
 }
 
 function foldOf(layer: FrozenLayer): ReplayedFold {

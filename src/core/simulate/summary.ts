@@ -9,7 +9,7 @@ import { type FrozenLayer, layerMasks } from "../layers.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { CHARS_PER_TOKEN } from "../tokens.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
-import type { PromptMeasure } from "./wire.ts";
+import { overheadFrom, type PromptMeasure } from "./wire.ts";
 
 export interface ArmTotals {
 	/** Prompt tokens summed over every billed request. */
@@ -101,7 +101,7 @@ export function billReplay(
 	overheadTokens?: number,
 	pricesFor?: (request: ReplayedRequest) => PriceSchedule | undefined,
 ): Simulation {
-	const measured = measureOverhead(replay.requests, overheadTokens);
+	const measured = measureOverhead(replay.requests, overheadTokens ?? replay.overhead);
 	// A recording made with context-fold loaded already carries its tools in the measured prompt, unless
 	// it declared them lazily (its first request went without them).
 	const overhead: Overhead = {
@@ -193,9 +193,7 @@ function measureOverhead(
 	if (given !== undefined) return { tokens: Math.max(0, Math.round(given)), source: "given" };
 	const first = requests.find((r) => r.billed && r.reported > 0);
 	if (first === undefined) return { tokens: 0, source: "none" };
-	let chars = 0;
-	for (const p of first.baseParts) chars += p.length + 1;
-	return { tokens: Math.max(0, first.reported - Math.ceil(chars / CHARS_PER_TOKEN)), source: "first-response" };
+	return { tokens: overheadFrom(first.reported, first.baseParts), source: "first-response" };
 }
 
 function totals(bills: ReadonlyArray<BilledRequest | null>): ArmTotals {

@@ -19,6 +19,18 @@ import { CHARS_PER_TOKEN, IMAGE_TOKEN_ESTIMATE } from "../tokens.ts";
 export type PromptMeasure = "content" | "openai-json";
 export const PROMPT_MEASURES: readonly PromptMeasure[] = ["content", "openai-json"];
 
+/** Tokens of a request's parts as the biller counts them: each part and one separator, chars/4. */
+export function partsTokens(parts: readonly string[]): number {
+	let chars = 0;
+	for (const p of parts) chars += p.length + 1;
+	return Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
+/** The system prompt and tools: a reported prompt minus the measure of its messages. */
+export function overheadFrom(reported: number, parts: readonly string[]): number {
+	return Math.max(0, reported - partsTokens(parts));
+}
+
 /** Pi never resends an aborted or errored response (pi-ai transformMessages skips it). */
 export function neverSent(m: ViewMessage): boolean {
 	return m.role === "assistant" && (m.stopReason === "aborted" || m.stopReason === "error");

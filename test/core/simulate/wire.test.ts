@@ -4,11 +4,14 @@
 import { describe, expect, test } from "bun:test";
 import { convertMessages } from "@earendil-works/pi-ai/api/openai-completions";
 import { serializeMessage } from "../../../src/core/billing.ts";
-import type { ViewMessage } from "../../../src/core/blocks.ts";
+import { messageTokens, type ViewMessage } from "../../../src/core/blocks.ts";
 import type { Substitution } from "../../../src/core/plan.ts";
-import { buildView, type PiMessage } from "../../../src/core/session/view.ts";
+import { buildView, type PiEntry, type PiMessage } from "../../../src/core/session/view.ts";
+import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
+import { replaySession } from "../../../src/core/simulate/replay.ts";
 import { type SerializationCache, serializeView } from "../../../src/core/simulate/serialize.ts";
-import { measureMessage, type PromptMeasure } from "../../../src/core/simulate/wire.ts";
+import { measureMessage, type PromptMeasure, partsTokens } from "../../../src/core/simulate/wire.ts";
+import { sha256 } from "../../helpers/session.ts";
 
 const cache = (): SerializationCache => ({
 	base: new WeakMap(),
@@ -153,5 +156,67 @@ describe("what a replayed request sends", () => {
 		const content = serializeView(cache(), view, subs, "content").join("");
 		expect(content).toContain(JSON.stringify(`${JSON.stringify({ path: "out.txt", content: folded })}write`));
 		expect(content).toContain(JSON.stringify(digest));
+	});
+});
+
+describe("the usage a replayed response reports", () => {
+	const iso = (ms: number) => new Date(ms).toISOString();
+	const said: PiMessage[] = [
+		{ role: "user", content: [{ type: "text", text: "list the files" }], timestamp: 1 },
+		{
+			role: "assistant",
+			...FAKE,
+			stopReason: "toolUse",
+			usage: { input: 7_000, output: 40, cacheRead: 0, cacheWrite: 0 },
+			content: [{ type: "toolCall", id: "call_1", name: "bash", arguments: { command: "ls" } }],
+			timestamp: 2,
+		},
+		{
+			role: "toolResult",
+			toolCallId: "call_1",
+			toolName: "bash",
+			content: [{ type: "text", text: LONG }],
+			timestamp: 3,
+		},
+		{
+			role: "assistant",
+			...FAKE,
+			stopReason: "stop",
+			usage: { input: 7_500, output: 20, cacheRead: 0, cacheWrite: 0 },
+			content: [{ type: "text", text: "Two files." }],
+			timestamp: 4,
+		},
+	];
+	const entries: PiEntry[] = said.map((message, i) => ({
+		type: "message",
+		id: `m${i}`,
+		parentId: i === 0 ? null : `m${i - 1}`,
+		timestamp: iso(1_000 * i),
+		message,
+	}));
+	const replay = (measure: PromptMeasure) =>
+		replaySession({
+			entries,
+			settings: DEFAULT_SETTINGS,
+			windowFor: () => 200_000,
+			hash: sha256,
+			parseTime: (s) => Date.parse(s),
+			measure,
+			overhead: 300,
+		});
+	// The trailing tool result, as the ladder estimates it after the newest report.
+	const trailing = messageTokens(viewOf([said[2] as PiMessage])[0] as ViewMessage);
+
+	test("content: the provider's own report (its tokens)", () => {
+		const r = replay("content").requests[1];
+		expect(r?.usage).toBe(7_000 + 40 + trailing);
+	});
+
+	test("openai-json: the measure of the request, as the benchmark's fake model reports it", () => {
+		const replayed = replay("openai-json");
+		const first = replayed.requests[0];
+		expect(first?.foldedParts).toHaveLength(1);
+		expect(replayed.requests[1]?.usage).toBe(300 + partsTokens(first?.foldedParts ?? []) + 40 + trailing);
+		expect(replayed.overhead).toBe(300);
 	});
 });
