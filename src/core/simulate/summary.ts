@@ -7,7 +7,6 @@ import type { PriceSchedule } from "../accounting.ts";
 import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
 import { type FrozenLayer, layerMasks } from "../layers.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
-import { CHARS_PER_TOKEN } from "../tokens.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
 import { overheadFrom, type PromptMeasure } from "./wire.ts";
 
