@@ -110,6 +110,9 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		`  ${summary.requests} requests (${summary.billed} with usage) · model ${s.model} · window ${groupDigits(s.window)} (${s.windowSource})`,
 		...renderPrices(s.prices, o),
 		`  cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)}), +${groupDigits(summary.overhead.extension)} with context-fold's tools`,
+		...(summary.overhead.measure === "content"
+			? []
+			: [`  measured as ${summary.overhead.measure}: chars/4 of the request body, reported back as usage`]),
 		`  fold events: ${summary.foldEvents} (${plural(summary.foldedBlocks, "block")})${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
 		...(summary.impossibleBaseline === null
 			? []
