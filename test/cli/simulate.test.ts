@@ -104,10 +104,13 @@ describe("simulate: summary first, a chart, the table on request", () => {
 	});
 
 	test("--measure openai-json counts the JSON body and says so; a measure it does not know is a usage error", async () => {
-		const content = await json(["simulate", path, "--window", "30000", "--overhead", "500"]);
-		const body = await json(["simulate", path, "--window", "30000", "--overhead", "500", "--measure", "openai-json"]);
+		// A window this session never fills: no compaction on either measure.
+		const content = await json(["simulate", path, "--window", "200000", "--overhead", "500"]);
+		const body = await json(["simulate", path, "--window", "200000", "--overhead", "500", "--measure", "openai-json"]);
 		expect(content.summary.overhead).toMatchObject({ tokens: 500, source: "given", measure: "content" });
 		expect(body.summary.overhead).toMatchObject({ tokens: 500, source: "given", measure: "openai-json" });
+		expect(content.summary.compactions).toMatchObject({ baseline: 0, baselineBy: "recorded" });
+		expect(body.summary.compactions).toMatchObject({ baseline: 0, baselineBy: "pi-rule" });
 		// JSON keys, tool-call ids and arguments escaped twice: every request of the body weighs more.
 		expect(body.requests).toHaveLength(content.requests.length);
 		body.requests.forEach((q: { baseline: { prompt: number } }, i: number) => {

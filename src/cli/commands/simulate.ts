@@ -62,7 +62,8 @@ estimate against the costs the session states.
                    message's role, ids and texts; the provider's report fixes the rest) or
                    openai-json (the JSON body Pi sends to an OpenAI chat-completions endpoint, which
                    the responses are then taken to report too, as the economics benchmark's fake
-                   model does; give --overhead in the same units)
+                   model does, so Pi's compaction is re-decided without folding as well; give
+                   --overhead in the same units)
   --html FILE      also write a page with a chart of context size over each session
   --json           one JSON document (schema context-fold/simulate@1), with every request
   --table          also print the per-request table (--no-table: the summary and chart only, the default)`;

@@ -42,6 +42,12 @@ export interface ReplayInput {
 	 * from the first response. Under a measure other than `content` the replayed responses report it.
 	 */
 	overhead?: number;
+	/**
+	 * Compaction in the arm without folding: the recorded ones, or Pi's rule re-applied (baseline.ts).
+	 * Default: recorded under the `content` measure; Pi's rule (Pi's default reserve and keep) under
+	 * any other, whose reports the recorded compactions were not decided on.
+	 */
+	baseline?: PiCompactionSettings | "recorded";
 }
 
 export interface ReplayedFold {
@@ -91,6 +97,8 @@ export interface ReplayedRequest {
 	toolsDeclared: boolean;
 	/** The folded arm compacted (deterministically, by Pi's rule) just before this request. */
 	armCompacted: boolean;
+	/** The arm without folding compacted by Pi's rule just before this request (when it re-decides them). */
+	baseCompacted: boolean;
 	/** The request serialized per message, without folding and with this replay's folds. */
 	baseParts: string[];
 	foldedParts: string[];
@@ -108,6 +116,8 @@ export interface Replay {
 	armCompactions: number;
 	/** How the folded arm compacts. */
 	compaction: PiCompactionSettings | "recorded";
+	/** How the arm without folding compacts. */
+	baseline: PiCompactionSettings | "recorded";
 	/** The recording shows context-fold at work (its fold records, or calls to its tools). */
 	recordedWithExtension: boolean;
 	/** The recording declared the recall tools lazily (its TOOLS_ENTRY_TYPE note): its first requests went without them. */
@@ -127,6 +137,8 @@ export function replaySession(input: ReplayInput): Replay {
 	const compactor =
 		compaction === "recorded" ? null : new ReplayCompactor(compaction, input.hash, input.sessionFile ?? null);
 	const index = emptyIndex();
+	const measure = input.measure ?? "content";
+	const baseline = input.baseline ?? (measure === "content" ? "recorded" : PI_COMPACTION_DEFAULTS);
 	const c: ReplayState = {
 		input,
 		recorded,
@@ -139,6 +151,15 @@ export function replaySession(input: ReplayInput): Replay {
 		compactionSeen: null,
 		tools: { declared: input.settings.fixedFolds, coldNext: false },
 		overhead: null,
+		baseline:
+			baseline === "recorded"
+				? null
+				: {
+						branch: new BranchReplay(input.parseTime),
+						views: new ViewCache(),
+						compactor: new ReplayCompactor(baseline, input.hash, input.sessionFile ?? null),
+						usage: new Map(),
+					},
 	};
 	const requests: ReplayedRequest[] = [];
 
@@ -152,6 +173,7 @@ export function replaySession(input: ReplayInput): Replay {
 		if (m?.role === "assistant") requests.push(replayRequest(c, entry, m, requests.length));
 		recorded.consume(entry);
 		if (arm !== recorded && entry.type !== "compaction") arm.consume(entry);
+		if (c.baseline !== null && entry.type !== "compaction") c.baseline.branch.consume(entry);
 	}
 	return {
 		requests,
@@ -162,8 +184,9 @@ export function replaySession(input: ReplayInput): Replay {
 		compaction,
 		recordedWithExtension: madeWithContextFold(input.entries) || recorded.recallCalls.size > 0,
 		recordedToolsLazily: input.entries.some((e) => e.type === "custom" && e.customType === TOOLS_ENTRY_TYPE),
-		measure: input.measure ?? "content",
+		measure,
 		overhead: input.overhead,
+		baseline,
 	};
 }
 

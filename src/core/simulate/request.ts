@@ -16,6 +16,7 @@ import type { ViewCache } from "../session/view-cache.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
 import type { Usage } from "../tokens.ts";
 import { nonNegativeOr0 } from "../values.ts";
+import { type BaselineArm, baselineContext } from "./baseline.ts";
 import type { ReplayCompactor } from "./compaction.ts";
 import type { ReplayedFold, ReplayedRequest, ReplayInput } from "./replay.ts";
 import { type SerializationCache, serializeView } from "./serialize.ts";
@@ -43,9 +44,17 @@ export interface ReplayState {
 	tools: { declared: boolean; coldNext: boolean };
 	/** System prompt and tools in the measure's tokens, once known (measures other than `content`). */
 	overhead: number | null;
+	/** The arm without folding when it re-decides Pi's compaction (baseline.ts); null: the recording. */
+	baseline: BaselineArm | null;
 }
 
-function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
+/** A branch's view; `usage`: what its responses report instead of the recorded usage (default: the folded arm's, for it). */
+function viewOf(
+	c: ReplayState,
+	branch: BranchReplay,
+	cache: ViewCache,
+	usage = branch === c.arm ? c.simulatedUsage : undefined,
+): ViewMessage[] {
 	const keys = c.parts.keys;
 	const lookup = (x: PiMessage) => {
 		// Messages persist across requests: build each one's lookup key once.
@@ -57,10 +66,10 @@ function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMes
 		return branch.lookupKey(key);
 	};
 	const view = buildView(branch.context.messages, lookup, undefined, cache);
-	if (branch === c.arm) {
+	if (usage !== undefined) {
 		for (const v of view) {
 			if (v.role !== "assistant" || v.entryId === null) continue;
-			const u = c.simulatedUsage.get(v.entryId);
+			const u = usage.get(v.entryId);
 			if (u !== undefined) v.usage = u;
 		}
 	}
@@ -70,22 +79,34 @@ function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMes
 export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number): ReplayedRequest {
 	const compacted = c.recorded.context.latestCompaction !== c.compactionSeen;
 	c.compactionSeen = c.recorded.context.latestCompaction;
-	const baseView = viewOf(c, c.recorded, c.views.recorded);
+	const recordedView = viewOf(c, c.recorded, c.views.recorded);
 	const target = targetOf(c.input, m);
+	const b = c.baseline;
+	const base =
+		b === null
+			? { view: recordedView, compacted: false }
+			: baselineContext(b, target.window, () => viewOf(c, b.branch, b.views, b.usage));
 	const toolsDeclared = c.tools.declared;
-	const { plan: p, view: armView, armCompacted } = planArm(c, baseView, target);
+	const { plan: p, view: armView, armCompacted } = planArm(c, recordedView, target);
 	c.tools.coldNext = false;
 	if (!toolsDeclared && p.toolsWanted !== null) c.tools = { declared: true, coldNext: true };
 	const recorded = recordedUsageOf(m);
 	const measure = c.input.measure ?? "content";
-	const baseParts = serializeView(c.parts, baseView, null, measure);
+	const baseParts = serializeView(c.parts, base.view, null, measure);
 	const foldedParts = serializeView(c.parts, armView, p.substitutions, measure);
 	if (recorded.prompt > 0) {
 		const usage =
 			measure === "content"
-				? armUsage(c, baseView, armView, p, recorded)
-				: measuredUsage(c, recorded, baseParts, foldedParts, toolsDeclared);
+				? armUsage(c, recordedView, armView, p, recorded)
+				: measuredUsage(c, recorded, baseParts, foldedParts, toolsDeclared ? RECALL_TOOLS_TOKENS : 0);
 		c.simulatedUsage.set(entry.id, usage);
+		if (b !== null) {
+			const own =
+				measure === "content"
+					? { ...recorded.usage, input: contentUsage(recorded, recordedView, base.view) }
+					: measuredUsage(c, recorded, baseParts, baseParts, 0);
+			b.usage.set(entry.id, { ...own, cacheRead: 0, cacheWrite: 0 });
+		}
 	}
 	const g = p.geometry;
 	return {
@@ -110,6 +131,7 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		fold: p.layer === null ? null : foldOf(p.layer),
 		compacted,
 		armCompacted,
+		baseCompacted: base.compacted,
 		toolsDeclared,
 		baseParts,
 		foldedParts,
@@ -254,12 +276,25 @@ function measuredUsage(
 	c: ReplayState,
 	recorded: RecordedUsage,
 	baseParts: readonly string[],
-	foldedParts: readonly string[],
-	toolsDeclared: boolean,
+	parts: readonly string[],
+	extension: number,
 ): Usage {
 	c.overhead ??= c.input.overhead ?? overheadFrom(recorded.prompt, baseParts);
-	const fixed = c.overhead + (toolsDeclared ? RECALL_TOOLS_TOKENS : 0);
-	return { input: fixed + partsTokens(foldedParts), output: recorded.usage.output, cacheRead: 0, cacheWrite: 0 };
+	return {
+		input: c.overhead + extension + partsTokens(parts),
+		output: recorded.usage.output,
+		cacheRead: 0,
+		cacheWrite: 0,
+	};
+}
+
+/** The recorded prompt moved by what the no-folding arm's own compactions changed (provider tokens). */
+function contentUsage(
+	recorded: RecordedUsage,
+	recordedView: readonly ViewMessage[],
+	baseView: readonly ViewMessage[],
+): number {
+	return Math.max(0, recorded.prompt + viewTokens(baseView) - viewTokens(recordedView));
 }
 
 function foldOf(layer: FrozenLayer): ReplayedFold {

@@ -51,7 +51,14 @@ export interface SimulationSummary {
 	foldEvents: number;
 	foldedBlocks: number;
 	/** Compactions in the recording, and in the folded arm (recorded ones, or re-decided by Pi's rule). */
-	compactions: { recorded: number; folded: number; foldedBy: "recorded" | "pi-rule" };
+	compactions: {
+		recorded: number;
+		/** In the arm without folding: the recorded ones, or re-decided by Pi's rule (ReplayInput.baseline). */
+		baseline: number;
+		baselineBy: "recorded" | "pi-rule";
+		folded: number;
+		foldedBy: "recorded" | "pi-rule";
+	};
 	overhead: Overhead;
 	baseline: ArmTotals;
 	folded: ArmTotals;
@@ -144,6 +151,11 @@ export function billReplay(
 		foldedBlocks: replay.layers.reduce((n, l) => n + layerMasks(l).length, 0),
 		compactions: {
 			recorded: replay.requests.filter((r) => r.compacted).length,
+			baseline:
+				replay.baseline === "recorded"
+					? replay.requests.filter((r) => r.compacted).length
+					: replay.requests.filter((r) => r.baseCompacted).length,
+			baselineBy: replay.baseline === "recorded" ? "recorded" : "pi-rule",
 			folded:
 				replay.compaction === "recorded"
 					? replay.requests.filter((r) => r.compacted).length

@@ -63,7 +63,7 @@ export function simulateTrace(t: Trace, overhead: number | undefined, window = W
 	const s = sim.summary;
 	return {
 		overhead: overhead ?? null,
-		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.recorded },
+		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.baseline },
 		folded: {
 			prompt: s.folded.prompt,
 			cost: s.folded.cost,
