@@ -4,8 +4,9 @@
  * (Anthropic, 5 minutes, chars/4, the session's window, context-fold's defaults), counting prompts the
  * way this harness does: `--measure openai-json` (chars/4 of the JSON body Pi sends, which the
  * replayed responses report back as usage) with the harness's system prompt and tools as
- * `--overhead`. Its no-folding arm is the recording as it happened; its folded arm re-decides Pi's
- * compaction on the folded context. They are compared with the harness's `native` and `cf-default` arms.
+ * `--overhead`. Under that measure both arms re-decide Pi's compaction, each on its own context (the
+ * recording's were decided on the provider's counts). They are compared with the harness's `native`
+ * and `cf-default` arms.
  */
 import { readFileSync } from "node:fs";
 import { billingModel } from "../../../src/core/billing.ts";
