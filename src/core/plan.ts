@@ -9,6 +9,7 @@ import {
 	blockTokens,
 	isSuccessfulResponse,
 	MESSAGE_OVERHEAD_TOKENS,
+	neverSent,
 	type ThinkingPolicy,
 	type ViewCall,
 	type ViewMessage,
@@ -354,9 +355,7 @@ export function applyFrozenLayers(
 			}
 			tokens += blockTokens(block);
 		}
-		// Pi keeps an aborted or errored response in the session but never sends it again (pi-ai's
-		// transformMessages drops it on every API): it weighs nothing in the request.
-		pass.tokensPerMessage[i] = m.role === "assistant" && !isSuccessfulResponse(m) ? 0 : tokens;
+		pass.tokensPerMessage[i] = neverSent(m) ? 0 : tokens;
 		if (m.role === "user") pass.lastUser = i;
 		if (m.role === "compactionSummary") pass.latestCompaction = Math.max(pass.latestCompaction, m.timestamp);
 		if (isSuccessfulResponse(m)) {

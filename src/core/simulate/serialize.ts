@@ -4,11 +4,11 @@
  * Views of unchanged messages are the same objects from request to request (ViewCache), so their
  * serializations are cached by identity and compare by reference in the biller.
  */
-import type { ViewCall, ViewMessage } from "../blocks.ts";
+import { neverSent, type ViewCall, type ViewMessage } from "../blocks.ts";
 import { foldArguments, type InputReplacement } from "../inputs.ts";
 import type { FoldPlan } from "../plan.ts";
 import type { PiMessage } from "../session/view.ts";
-import { measureMessage, neverSent, type PromptMeasure } from "./wire.ts";
+import { measureMessage, type PromptMeasure } from "./wire.ts";
 
 /** The request serialized per message, with the plan's substitutions when given. */
 export function serializeView(

@@ -31,11 +31,6 @@ export function overheadFrom(reported: number, parts: readonly string[]): number
 	return Math.max(0, reported - partsTokens(parts));
 }
 
-/** Pi never resends an aborted or errored response (pi-ai transformMessages skips it). */
-export function neverSent(m: ViewMessage): boolean {
-	return m.role === "assistant" && (m.stopReason === "aborted" || m.stopReason === "error");
-}
-
 /**
  * One message as measured. `replaced` maps a block index to its replacement text: a fold digest, or
  * for a tool call the folded arguments as JSON (without the name). Null: the measure sends nothing
