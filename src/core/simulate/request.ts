@@ -268,9 +268,10 @@ function armUsage(
 
 /**
  * Under a measure other than `content`, the provider is taken to report the measure itself, as the
- * economics benchmark's fake model reports chars/4 of what Pi sent: the folded arm's request by that
- * measure, with the system prompt and tools (given, else measured from the first response) and the
- * recall tools once declared. The ladder and Pi's compaction rule then read what the harness's Pi reads.
+ * economics benchmark's fake model reports chars/4 of what Pi sent: an arm's request (`parts`) by that
+ * measure, with the system prompt and tools (given, else measured from the first response) and
+ * `extension` (the recall tools, once the folded arm declares them). The ladder and Pi's compaction
+ * rule then read what the harness's Pi reads.
  */
 function measuredUsage(
 	c: ReplayState,
