@@ -95,7 +95,7 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		[unreadWords(b, f), groupDigits(b.cacheWrite + b.input), groupDigits(f.cacheWrite + f.input), ""],
 		["cache hit ratio", formatPct(b.hitRatio), formatPct(f.hitRatio), ""],
 		["peak prompt", groupDigits(b.peak), groupDigits(f.peak), delta(b.peak, f.peak)],
-		["compactions", String(summary.compactions.recorded), String(summary.compactions.folded), ""],
+		["compactions", String(summary.compactions.baseline), String(summary.compactions.folded), ""],
 		["prefix breaks", String(b.prefixBreaks), String(f.prefixBreaks), ""],
 		["cache expiries", String(b.expired), String(f.expired), ""],
 		["est. cost", formatDollars(b.cost), formatDollars(f.cost), delta(b.cost, f.cost)],
@@ -110,6 +110,9 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		`  ${summary.requests} requests (${summary.billed} with usage) · model ${s.model} · window ${groupDigits(s.window)} (${s.windowSource})`,
 		...renderPrices(s.prices, o),
 		`  cache lifetime ${o.ttl} · system prompt and tools ~${groupDigits(summary.overhead.tokens)} tok (${overheadWords(summary.overhead.source)}), +${groupDigits(summary.overhead.extension)} with context-fold's tools`,
+		...(summary.overhead.measure === "content"
+			? []
+			: [`  measured as ${summary.overhead.measure}: chars/4 of the request body, reported back as usage`]),
 		`  fold events: ${summary.foldEvents} (${plural(summary.foldedBlocks, "block")})${rec.layers > 0 ? ` · recorded by the extension: ${rec.layers}, identical in the replay: ${rec.identicalLayers}` : ""}`,
 		...(summary.impossibleBaseline === null
 			? []
@@ -121,6 +124,11 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		summary.compactions.foldedBy === "pi-rule"
 			? "  (with folding, Pi compacts by its own rule on the folded context, answered deterministically with no model call)"
 			: "  (with folding, the recorded compactions are kept)",
+		...(summary.compactions.baselineBy === "pi-rule"
+			? [
+					`  (without folding too, Pi's rule re-decides the ${groupDigits(summary.compactions.recorded)} recorded compaction(s) on this measure, answered the same way)`,
+				]
+			: []),
 		"  (estimates: chars/4 tokens and the provider model above; the recorded figures are the real ones)",
 	];
 	if (s.malformed > 0) lines.push(`  ${s.malformed} unreadable line(s) in the session file were skipped`);
@@ -261,6 +269,7 @@ export function simulationJson(sessions: readonly SimulatedSession[], o: Simulat
 				fold: r.request.fold,
 				compacted: r.request.compacted,
 				foldedCompacted: r.request.armCompacted,
+				baselineCompacted: r.request.baseCompacted,
 				baseline: bill(r.baseline),
 				folded: bill(r.folded),
 			})),

@@ -62,8 +62,9 @@ const IMAGE_PART = `"image:${"#".repeat(IMAGE_TOKEN_ESTIMATE * CHARS_PER_TOKEN -
 
 /**
  * One message as the provider sees it, deterministically: role, tool call id, and each block's kind
- * and text (a replaced block contributes its replacement, e.g. a fold digest). No timestamps, usage
- * or other bookkeeping: only what goes on the wire, so equal messages serialize to equal strings.
+ * and text, a tool call's own id with it (a replaced block contributes its replacement, e.g. a fold
+ * digest). No timestamps, usage or other bookkeeping: only what goes on the wire, so equal messages
+ * serialize to equal strings.
  */
 export function serializeMessage(m: ViewMessage, replaced?: ReadonlyMap<number, string>): string {
 	const parts: string[] = [JSON.stringify(m.role), m.toolCallId === undefined ? "null" : JSON.stringify(m.toolCallId)];
@@ -74,7 +75,10 @@ export function serializeMessage(m: ViewMessage, replaced?: ReadonlyMap<number, 
 			parts.push(IMAGE_PART);
 			continue;
 		}
-		parts.push(`[${JSON.stringify(b.kind)},${JSON.stringify(replaced?.get(j) ?? b.text)}]`);
+		const text = JSON.stringify(replaced?.get(j) ?? b.text);
+		// A tool call goes out with its id (the result names it too): on every API Pi speaks.
+		const id = b.kind === "toolCall" && b.call?.id !== undefined ? `,${JSON.stringify(b.call.id)}` : "";
+		parts.push(`[${JSON.stringify(b.kind)},${text}${id}]`);
 	}
 	return `[${parts.join(",")}]`;
 }

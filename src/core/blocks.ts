@@ -160,3 +160,11 @@ export function nonNegative(n: number): number {
 export function isSuccessfulResponse(m: { role: string; stopReason?: unknown }): boolean {
 	return m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted";
 }
+
+/**
+ * An aborted or errored response: Pi keeps it in the session but never sends it again (pi-ai's
+ * transformMessages drops it on every API, Pi 0.80.6 and 1.6.0), so it weighs nothing in a request.
+ */
+export function neverSent(m: { role: string; stopReason?: unknown }): boolean {
+	return m.role === "assistant" && !isSuccessfulResponse(m);
+}

@@ -10,6 +10,7 @@ import {
 	isSuccessfulResponse,
 	keyOfBlock,
 	MESSAGE_OVERHEAD_TOKENS,
+	neverSent,
 	type ThinkingPolicy,
 	type ViewCall,
 	type ViewMessage,
@@ -355,7 +356,7 @@ export function applyFrozenLayers(
 			}
 			tokens += blockTokens(block);
 		}
-		pass.tokensPerMessage[i] = tokens;
+		pass.tokensPerMessage[i] = neverSent(m) ? 0 : tokens;
 		if (m.role === "user") pass.lastUser = i;
 		if (m.role === "compactionSummary") pass.latestCompaction = Math.max(pass.latestCompaction, m.timestamp);
 		if (isSuccessfulResponse(m)) {

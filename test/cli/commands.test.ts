@@ -288,6 +288,7 @@ describe("with the traces in an agent directory", () => {
 			"fold",
 			"compacted",
 			"foldedCompacted",
+			"baselineCompacted",
 			"baseline",
 			"folded",
 		]);

@@ -103,6 +103,26 @@ describe("simulate: summary first, a chart, the table on request", () => {
 		expect(both.stderr.split("\n")[0]).toBe("context-fold: --table and --no-table contradict each other");
 	});
 
+	test("--measure openai-json counts the JSON body and says so; a measure it does not know is a usage error", async () => {
+		// A window this session never fills: no compaction on either measure.
+		const content = await json(["simulate", path, "--window", "200000", "--overhead", "500"]);
+		const body = await json(["simulate", path, "--window", "200000", "--overhead", "500", "--measure", "openai-json"]);
+		expect(content.summary.overhead).toMatchObject({ tokens: 500, source: "given", measure: "content" });
+		expect(body.summary.overhead).toMatchObject({ tokens: 500, source: "given", measure: "openai-json" });
+		expect(content.summary.compactions).toMatchObject({ baseline: 0, baselineBy: "recorded" });
+		expect(body.summary.compactions).toMatchObject({ baseline: 0, baselineBy: "pi-rule" });
+		// JSON keys, tool-call ids and arguments escaped twice: every request of the body weighs more.
+		expect(body.requests).toHaveLength(content.requests.length);
+		body.requests.forEach((q: { baseline: { prompt: number } }, i: number) => {
+			expect(q.baseline.prompt).toBeGreaterThan(content.requests[i].baseline.prompt);
+		});
+		const text = await runCli(["simulate", path, "--measure", "openai-json"], io());
+		expect(text.stdout).toContain("measured as openai-json: chars/4 of the request body, reported back as usage");
+		const bad = await runCli(["simulate", path, "--measure", "tiktoken"], io());
+		expect(bad.code).toBe(2);
+		expect(bad.stderr.split("\n")[0]).toBe('context-fold: --measure must be content or openai-json, got "tiktoken"');
+	});
+
 	test("the chart fits 80 columns and uses no colour, whatever the session", async () => {
 		for (const [calls, axis] of [
 			[1, "        1 2"],

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import type { ViewMessage } from "../../src/core/blocks.ts";
+import { messageTokens, type ViewMessage } from "../../src/core/blocks.ts";
 import { addRecord, emptyIndex } from "../../src/core/layers.ts";
 import { planFold } from "../../src/core/plan.ts";
-import { MIN_FOLD_TOKENS } from "../../src/core/policy/select.ts";
+import { MIN_FOLD_TOKENS, selectCandidates } from "../../src/core/policy/select.ts";
 import type { Settings } from "../../src/core/settings.ts";
 import { protectedTailStart } from "../../src/core/usage.ts";
 import {
@@ -351,4 +351,57 @@ describe("planFold edge cases", () => {
 		});
 		expect(JSON.stringify(a)).toBe(JSON.stringify(b));
 	});
+});
+
+describe("a response Pi never sends again (aborted, errored)", () => {
+	const window = 20_000;
+	const settings: Settings = { ...S, tail: 0, foldStep: 0.02 };
+	const r1 = toolResult("r1", T0 + 4, "ok");
+	const u1 = user("u1", "go on", T0 + 6);
+	const before = [
+		user("u0", "go", T0),
+		assistantCall("a0", T0 + 1, { input: 1000, cacheRead: 0, cacheWrite: 0, output: 10 }),
+		toolResult("r0", T0 + 2, filler(500, "big")),
+		assistantCall("a1", T0 + 3, { input: 9000, cacheRead: 0, cacheWrite: 0, output: 10 }),
+		r1,
+	];
+	const plan = (messages: ViewMessage[]) =>
+		planFold({ messages, index: emptyIndex(), settings, window, everCacheRead: true, hash: sha256 });
+
+	test.each(["aborted", "error"])(
+		"%s: weighs nothing in the usage the ladder reads, and is never folded (pi-ai drops it from every request)",
+		(stopReason) => {
+			// Streamed thinking and a call before it stopped: in the session, never on the wire.
+			const cut: ViewMessage = { ...assistantCall("x", T0 + 5, undefined, filler(2000, "half")), stopReason };
+			const p = plan([...before, cut, u1]);
+			expect(p.usage).toEqual({ tokens: 9000 + 10 + messageTokens(r1) + messageTokens(u1), source: "reported" });
+			expect(p.usage).toEqual(plan([...before, u1]).usage);
+			expect(p.layer?.blocks.map((b) => b.entryId)).toEqual(["r0"]);
+		},
+	);
+
+	test.each(["aborted", "error"])(
+		"%s: its blocks are never fold candidates, even with responses after it",
+		(stopReason) => {
+			const cut: ViewMessage = { ...assistantCall("x", T0 + 1, undefined, filler(2000, "half")), stopReason };
+			const messages = [
+				user("u0", "go", T0),
+				cut,
+				user("u1", "again", T0 + 2),
+				assistantCall("a1", T0 + 3, { input: 9000, cacheRead: 0, cacheWrite: 0, output: 10 }, filler(1000, "think")),
+				toolResult("r1", T0 + 4, filler(1000, "out")),
+				assistantCall("a2", T0 + 5, { input: 10_000, cacheRead: 0, cacheWrite: 0, output: 10 }),
+				user("u2", "and?", T0 + 6),
+			];
+			const { candidates } = selectCandidates({
+				messages,
+				index: emptyIndex(),
+				protectedFrom: messages.length,
+				deliveredBefore: 5,
+				thinking: "unsigned-only",
+				lastUser: 6,
+			});
+			expect(candidates.map((c) => messages[c.messageIndex]?.entryId)).toEqual(["a1", "r1"]);
+		},
+	);
 });

@@ -13,6 +13,7 @@ import { lookupModel } from "../../core/model-catalog.ts";
 import { checkCosts, resolveModelPrices } from "../../core/simulate/pricing.ts";
 import { replaySession } from "../../core/simulate/replay.ts";
 import { billReplay } from "../../core/simulate/summary.ts";
+import { PROMPT_MEASURES, type PromptMeasure } from "../../core/simulate/wire.ts";
 import { sha256 } from "../../store/hash.ts";
 import { parseIsoTime } from "../../store/session-file.ts";
 import { boolFlag, intFlag, stringFlag } from "../args.ts";
@@ -37,7 +38,8 @@ import type { Command } from "./command.ts";
 import { priceFlag } from "./status.ts";
 
 const USAGE = `Usage: context-fold simulate <session...> [--price anthropic|openai|gemini] [--ttl 5m|1h]
-                              [--window N] [--overhead N] [--html FILE] [--json] [--table]
+                              [--window N] [--overhead N] [--measure content|openai-json]
+                              [--html FILE] [--json] [--table]
 
 Replay recorded sessions through the fold ladder, offline and without Pi, and report the prompt
 tokens without and with folding, the fold events, prefix breaks and cache behaviour, and the
@@ -56,6 +58,12 @@ estimate against the costs the session states.
   --window N       the model's context window in tokens (default: models.json, else the catalog,
                    else 200000)
   --overhead N     tokens of system prompt and tools (default: measured from the first response)
+  --measure NAME   how a request's messages are counted, chars/4 either way: content (default: each
+                   message's role, ids and texts; the provider's report fixes the rest) or
+                   openai-json (the JSON body Pi sends to an OpenAI chat-completions endpoint, which
+                   the responses are then taken to report too, as the economics benchmark's fake
+                   model does, so Pi's compaction is re-decided without folding as well; give
+                   --overhead in the same units)
   --html FILE      also write a page with a chart of context size over each session
   --json           one JSON document (schema context-fold/simulate@1), with every request
   --table          also print the per-request table (--no-table: the summary and chart only, the default)`;
@@ -69,6 +77,7 @@ export const simulateCommand: Command = {
 		ttl: { type: "string" },
 		window: { type: "string" },
 		overhead: { type: "string" },
+		measure: { type: "string" },
 		html: { type: "string" },
 		table: { type: "boolean" },
 		"no-table": { type: "boolean" },
@@ -85,6 +94,10 @@ export const simulateCommand: Command = {
 		const overhead = overheadRaw === undefined ? undefined : Number(overheadRaw);
 		if (overhead !== undefined && (!Number.isInteger(overhead) || overhead < 0))
 			throw usageError(`--overhead needs a whole number of tokens, got "${overheadRaw}"`, USAGE);
+		const measureRaw = stringFlag(args, "measure") ?? "content";
+		if (!(PROMPT_MEASURES as readonly string[]).includes(measureRaw))
+			throw usageError(`--measure must be ${PROMPT_MEASURES.join(" or ")}, got "${measureRaw}"`, USAGE);
+		const measure = measureRaw as PromptMeasure;
 		const paths =
 			args.positionals.length > 0
 				? await resolveSessionArgs(ctx, args.positionals)
@@ -99,7 +112,7 @@ export const simulateCommand: Command = {
 			pinnedSaid = true;
 		};
 		for (const path of paths) {
-			const work = () => simulateOne(ctx, path, { window, overhead, price, ttl }, sayRule);
+			const work = () => simulateOne(ctx, path, { window, overhead, measure, price, ttl }, sayRule);
 			const s =
 				ctx.guided && ctx.prompts !== null
 					? await ctx.prompts.spin(`replaying ${path}`, work, () => "replayed")
@@ -135,6 +148,7 @@ export const simulateCommand: Command = {
 interface SimulateParams {
 	window: number | undefined;
 	overhead: number | undefined;
+	measure: PromptMeasure;
 	/** One preset for every request, or undefined to price each request as its model. */
 	price: PricePreset | undefined;
 	ttl: CacheTtl;
@@ -167,6 +181,8 @@ function simulateOne(
 		pricesFor: (provider, modelId) =>
 			modelPrices(provider, loaded.modelFacts(provider ?? undefined, modelId ?? undefined), p.price, modelId),
 		cacheLifetimeMs: p.ttl === "1h" ? 3_600_000 : 300_000,
+		measure: p.measure,
+		...(p.overhead !== undefined && { overhead: p.overhead }),
 	});
 	// Name the model most requests went to; the window is per request, this is for the reader.
 	const [name, main] = [...used].sort((a, b) => b[1].n - a[1].n)[0] ?? [

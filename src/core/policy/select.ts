@@ -5,7 +5,15 @@
  * result was delivered and the call is outside the tool loop still running. Superseded and duplicate
  * blocks (policy/superseded.ts) are exempt from the protected tail, never from the rest.
  */
-import { blockKey, blockTokens, isMaskableKind, keyOfBlock, type ThinkingPolicy, type ViewMessage } from "../blocks.ts";
+import {
+	blockKey,
+	blockTokens,
+	isMaskableKind,
+	keyOfBlock,
+	neverSent,
+	type ThinkingPolicy,
+	type ViewMessage,
+} from "../blocks.ts";
 import type { ArgPath } from "../inputs.ts";
 import type { MaskIndex } from "../layers.ts";
 import { estimateTokens } from "../tokens.ts";
@@ -61,6 +69,8 @@ export function selectCandidates(input: SelectInput): { candidates: Candidate[];
 		const message = input.messages[i] as ViewMessage;
 		if (message.entryId === null) continue;
 		if (message.role !== "toolResult" && message.role !== "assistant") continue;
+		// A response Pi never sends again (aborted, errored): folding it frees nothing.
+		if (neverSent(message)) continue;
 		const settled = i < input.lastUser;
 		// Past the tail's start only stale blocks fold; before it every block does (commit adds its reason).
 		const inTail = i >= ageEnd;

@@ -12,7 +12,7 @@ interface Slot {
 	id: string | null;
 }
 
-/** Messages without a numeric timestamp share this key, as they share `?` in messageKey. */
+/** Messages without a numeric timestamp share one key (`?` in the string form role|timestamp|toolCallId). */
 const NO_TIME = "?";
 
 interface Keyed {

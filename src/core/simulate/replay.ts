@@ -10,6 +10,7 @@ import { ViewCache } from "../session/view-cache.ts";
 import type { Settings } from "../settings.ts";
 import { PI_COMPACTION_DEFAULTS, type PiCompactionSettings, ReplayCompactor } from "./compaction.ts";
 import { type ReplayState, replayRequest } from "./request.ts";
+import type { PromptMeasure } from "./wire.ts";
 
 export interface ReplayInput {
 	/** The branch, root to leaf (see branchPath). */
@@ -34,6 +35,19 @@ export interface ReplayInput {
 	pricesFor?(provider: string | null, model: string | null): PriceSchedule | null;
 	/** Prompt-cache lifetime in ms, for the cold-cache rule (default: Pi's short lifetime, 5 minutes). */
 	cacheLifetimeMs?: number;
+	/** How each request's messages are measured for the biller (wire.ts; default "content"). */
+	measure?: PromptMeasure;
+	/**
+	 * Tokens of the system prompt and tools in the measure's units (`--overhead`); default: measured
+	 * from the first response. Under a measure other than `content` the replayed responses report it.
+	 */
+	overhead?: number;
+	/**
+	 * Compaction in the arm without folding: the recorded ones, or Pi's rule re-applied (baseline.ts).
+	 * Default: recorded under the `content` measure; Pi's rule (Pi's default reserve and keep) under
+	 * any other, whose reports the recorded compactions were not decided on.
+	 */
+	baseline?: PiCompactionSettings | "recorded";
 }
 
 export interface ReplayedFold {
@@ -83,6 +97,8 @@ export interface ReplayedRequest {
 	toolsDeclared: boolean;
 	/** The folded arm compacted (deterministically, by Pi's rule) just before this request. */
 	armCompacted: boolean;
+	/** The arm without folding compacted by Pi's rule just before this request (when it re-decides them). */
+	baseCompacted: boolean;
 	/** The request serialized per message, without folding and with this replay's folds. */
 	baseParts: string[];
 	foldedParts: string[];
@@ -100,10 +116,16 @@ export interface Replay {
 	armCompactions: number;
 	/** How the folded arm compacts. */
 	compaction: PiCompactionSettings | "recorded";
+	/** How the arm without folding compacts. */
+	baseline: PiCompactionSettings | "recorded";
 	/** The recording shows context-fold at work (its fold records, or calls to its tools). */
 	recordedWithExtension: boolean;
 	/** The recording declared the recall tools lazily (its TOOLS_ENTRY_TYPE note): its first requests went without them. */
 	recordedToolsLazily: boolean;
+	/** How the requests' parts were measured. */
+	measure: PromptMeasure;
+	/** The system prompt and tools as given (ReplayInput.overhead), if given. */
+	overhead: number | undefined;
 }
 
 export function replaySession(input: ReplayInput): Replay {
@@ -115,6 +137,8 @@ export function replaySession(input: ReplayInput): Replay {
 	const compactor =
 		compaction === "recorded" ? null : new ReplayCompactor(compaction, input.hash, input.sessionFile ?? null);
 	const index = emptyIndex();
+	const measure = input.measure ?? "content";
+	const baseline = input.baseline ?? (measure === "content" ? "recorded" : PI_COMPACTION_DEFAULTS);
 	const c: ReplayState = {
 		input,
 		recorded,
@@ -126,6 +150,16 @@ export function replaySession(input: ReplayInput): Replay {
 		parts: { base: new WeakMap(), folded: new WeakMap(), calls: new WeakMap() },
 		compactionSeen: null,
 		tools: { declared: input.settings.fixedFolds, coldNext: false },
+		overhead: null,
+		baseline:
+			baseline === "recorded"
+				? null
+				: {
+						branch: new BranchReplay(input.parseTime),
+						views: new ViewCache(),
+						compactor: new ReplayCompactor(baseline, input.hash, input.sessionFile ?? null),
+						usage: new Map(),
+					},
 	};
 	const requests: ReplayedRequest[] = [];
 
@@ -139,6 +173,7 @@ export function replaySession(input: ReplayInput): Replay {
 		if (m?.role === "assistant") requests.push(replayRequest(c, entry, m, requests.length));
 		recorded.consume(entry);
 		if (arm !== recorded && entry.type !== "compaction") arm.consume(entry);
+		if (c.baseline !== null && entry.type !== "compaction") c.baseline.branch.consume(entry);
 	}
 	return {
 		requests,
@@ -149,6 +184,9 @@ export function replaySession(input: ReplayInput): Replay {
 		compaction,
 		recordedWithExtension: madeWithContextFold(input.entries) || recorded.recallCalls.size > 0,
 		recordedToolsLazily: input.entries.some((e) => e.type === "custom" && e.customType === TOOLS_ENTRY_TYPE),
+		measure,
+		overhead: input.overhead,
+		baseline,
 	};
 }
 

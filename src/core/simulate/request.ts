@@ -16,9 +16,11 @@ import type { ViewCache } from "../session/view-cache.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
 import type { Usage } from "../tokens.ts";
 import { nonNegativeOr0 } from "../values.ts";
+import { type BaselineArm, baselineContext } from "./baseline.ts";
 import type { ReplayCompactor } from "./compaction.ts";
 import type { ReplayedFold, ReplayedRequest, ReplayInput } from "./replay.ts";
 import { type SerializationCache, serializeView } from "./serialize.ts";
+import { overheadFrom, partsTokens } from "./wire.ts";
 
 export interface ReplayState {
 	input: ReplayInput;
@@ -40,15 +42,25 @@ export interface ReplayState {
 	 * for Anthropic models that take tool changes mid-conversation), so it is cold.
 	 */
 	tools: { declared: boolean; coldNext: boolean };
+	/** System prompt and tools in the measure's tokens, once known (measures other than `content`). */
+	overhead: number | null;
+	/** The arm without folding when it re-decides Pi's compaction (baseline.ts); null: the recording. */
+	baseline: BaselineArm | null;
 }
 
-function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMessage[] {
+/** A branch's view; `usage`: what its responses report instead of the recorded usage (default: the folded arm's, for it). */
+function viewOf(
+	c: ReplayState,
+	branch: BranchReplay,
+	cache: ViewCache,
+	usage = branch === c.arm ? c.simulatedUsage : undefined,
+): ViewMessage[] {
 	const lookup = (x: PiMessage) => branch.lookup(x);
 	const view = buildView(branch.context.messages, lookup, undefined, cache);
-	if (branch === c.arm) {
+	if (usage !== undefined) {
 		for (const v of view) {
 			if (v.role !== "assistant" || v.entryId === null) continue;
-			const u = c.simulatedUsage.get(v.entryId);
+			const u = usage.get(v.entryId);
 			if (u !== undefined) v.usage = u;
 		}
 	}
@@ -58,14 +70,35 @@ function viewOf(c: ReplayState, branch: BranchReplay, cache: ViewCache): ViewMes
 export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: number): ReplayedRequest {
 	const compacted = c.recorded.context.latestCompaction !== c.compactionSeen;
 	c.compactionSeen = c.recorded.context.latestCompaction;
-	const baseView = viewOf(c, c.recorded, c.views.recorded);
+	const recordedView = viewOf(c, c.recorded, c.views.recorded);
 	const target = targetOf(c.input, m);
+	const b = c.baseline;
+	const base =
+		b === null
+			? { view: recordedView, compacted: false }
+			: baselineContext(b, target.window, () => viewOf(c, b.branch, b.views, b.usage));
 	const toolsDeclared = c.tools.declared;
-	const { plan: p, view: armView, armCompacted } = planArm(c, baseView, target);
+	const { plan: p, view: armView, armCompacted } = planArm(c, recordedView, target);
 	c.tools.coldNext = false;
 	if (!toolsDeclared && p.toolsWanted !== null) c.tools = { declared: true, coldNext: true };
 	const recorded = recordedUsageOf(m);
-	if (recorded.prompt > 0) c.simulatedUsage.set(entry.id, armUsage(c, baseView, armView, p, recorded));
+	const measure = c.input.measure ?? "content";
+	const baseParts = serializeView(c.parts, base.view, null, measure);
+	const foldedParts = serializeView(c.parts, armView, p.substitutions, measure);
+	if (recorded.prompt > 0) {
+		const usage =
+			measure === "content"
+				? armUsage(c, recordedView, armView, p, recorded)
+				: measuredUsage(c, recorded, baseParts, foldedParts, toolsDeclared ? RECALL_TOOLS_TOKENS : 0);
+		c.simulatedUsage.set(entry.id, usage);
+		if (b !== null) {
+			const own =
+				measure === "content"
+					? { ...recorded.usage, input: contentUsage(recorded, recordedView, base.view) }
+					: measuredUsage(c, recorded, baseParts, baseParts, 0);
+			b.usage.set(entry.id, { ...own, cacheRead: 0, cacheWrite: 0 });
+		}
+	}
 	const g = p.geometry;
 	return {
 		index: n,
@@ -89,9 +122,10 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		fold: p.layer === null ? null : foldOf(p.layer),
 		compacted,
 		armCompacted,
+		baseCompacted: base.compacted,
 		toolsDeclared,
-		baseParts: serializeView(c.parts, baseView, null),
-		foldedParts: serializeView(c.parts, armView, p.substitutions),
+		baseParts,
+		foldedParts,
 	};
 }
 
@@ -221,6 +255,38 @@ function armUsage(
 		cacheRead: 0,
 		cacheWrite: 0,
 	};
+}
+
+/**
+ * Under a measure other than `content`, the provider is taken to report the measure itself, as the
+ * economics benchmark's fake model reports chars/4 of what Pi sent: an arm's request (`parts`) by that
+ * measure, with the system prompt and tools (given, else measured from the first response) and
+ * `extension` (the recall tools, once the folded arm declares them). The ladder and Pi's compaction
+ * rule then read what the harness's Pi reads.
+ */
+function measuredUsage(
+	c: ReplayState,
+	recorded: RecordedUsage,
+	baseParts: readonly string[],
+	parts: readonly string[],
+	extension: number,
+): Usage {
+	c.overhead ??= c.input.overhead ?? overheadFrom(recorded.prompt, baseParts);
+	return {
+		input: c.overhead + extension + partsTokens(parts),
+		output: recorded.usage.output,
+		cacheRead: 0,
+		cacheWrite: 0,
+	};
+}
+
+/** The recorded prompt moved by what the no-folding arm's own compactions changed (provider tokens). */
+function contentUsage(
+	recorded: RecordedUsage,
+	recordedView: readonly ViewMessage[],
+	baseView: readonly ViewMessage[],
+): number {
+	return Math.max(0, recorded.prompt + viewTokens(baseView) - viewTokens(recordedView));
 }
 
 function foldOf(layer: FrozenLayer): ReplayedFold {

@@ -1,18 +1,20 @@
 /**
- * A replayed request serialized per message for the biller, with a plan's substitutions applied.
+ * A replayed request serialized per message for the biller, with a plan's substitutions applied, by
+ * one of the measures in wire.ts. Messages Pi never sends (aborted or errored responses) are left out.
  * Views of unchanged messages are the same objects from request to request (ViewCache), so their
  * serializations are cached by identity and compare by reference in the biller.
  */
-import { serializeMessage } from "../billing.ts";
-import type { ViewCall, ViewMessage } from "../blocks.ts";
+import { neverSent, type ViewCall, type ViewMessage } from "../blocks.ts";
 import { foldArguments, type InputReplacement } from "../inputs.ts";
 import type { FoldPlan } from "../plan.ts";
+import { measureMessage, type PromptMeasure } from "./wire.ts";
 
 /** The request serialized per message, with the plan's substitutions when given. */
 export function serializeView(
 	cache: SerializationCache,
 	view: readonly ViewMessage[],
 	substitutions: FoldPlan["substitutions"] | null,
+	measure: PromptMeasure = "content",
 ): string[] {
 	const replaced = new Map<number, Map<number, string>>();
 	const inputs = new Map<string, InputReplacement[]>();
@@ -30,19 +32,20 @@ export function serializeView(
 		}
 		replaced.set(s.messageIndex, blocks);
 	}
-	const parts: string[] = new Array(view.length);
+	const parts: string[] = [];
 	for (let i = 0; i < view.length; i++) {
 		const v = view[i] as ViewMessage;
+		if (neverSent(v)) continue;
 		// Views of unchanged messages are the same objects from request to request (ViewCache), so
 		// their serializations are cached by identity and compare by reference in the biller.
 		let base = cache.base.get(v);
 		if (base === undefined) {
-			base = serializeMessage(v);
+			base = measureMessage(measure, v);
 			cache.base.set(v, base);
 		}
 		const blocks = replaced.get(i);
 		if (blocks === undefined) {
-			parts[i] = base;
+			if (base !== null) parts.push(base);
 			continue;
 		}
 		const variant = [...blocks].map(([j, text]) => `${j}:${text.length}:${text.slice(0, 16)}`).join("|");
@@ -53,15 +56,15 @@ export function serializeView(
 		}
 		let folded = variants.get(variant);
 		if (folded === undefined) {
-			folded = serializeMessage(v, blocks);
+			folded = measureMessage(measure, v, blocks);
 			variants.set(variant, folded);
 		}
-		parts[i] = folded;
+		if (folded !== null) parts.push(folded);
 	}
 	return parts;
 }
 
-/** A tool call's block text with some of its values folded, cached per call and set of digests. */
+/** A tool call's arguments as JSON with some of their values folded, cached per call and set of digests. */
 function foldedCall(cache: SerializationCache, call: ViewCall, list: readonly InputReplacement[]): string {
 	const key = list.map((r) => r.text.slice(0, 24)).join("|");
 	let byCall = cache.calls.get(call);
@@ -71,16 +74,17 @@ function foldedCall(cache: SerializationCache, call: ViewCall, list: readonly In
 	}
 	let text = byCall.get(key);
 	if (text === undefined) {
-		text = (JSON.stringify(foldArguments(call.args, list)) ?? "") + call.name;
+		text = JSON.stringify(foldArguments(call.args, list)) ?? "";
 		byCall.set(key, text);
 	}
 	return text;
 }
 
 export interface SerializationCache {
-	base: WeakMap<ViewMessage, string>;
+	/** Per view, its serialization (null: the measure sends nothing for it). */
+	base: WeakMap<ViewMessage, string | null>;
 	/** Per view, its serializations with substitutions, by which blocks were replaced with what. */
-	folded: WeakMap<ViewMessage, Map<string, string>>;
-	/** Folded tool-call texts, per call, by the digests in them. */
+	folded: WeakMap<ViewMessage, Map<string, string | null>>;
+	/** Folded tool-call arguments (JSON), per call, by the digests in them. */
 	calls: WeakMap<ViewCall, Map<string, string>>;
 }

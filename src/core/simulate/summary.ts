@@ -7,8 +7,8 @@ import type { PriceSchedule } from "../accounting.ts";
 import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
 import { type FrozenLayer, layerMasks } from "../layers.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
-import { CHARS_PER_TOKEN } from "../tokens.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
+import { overheadFrom, type PromptMeasure } from "./wire.ts";
 
 export interface ArmTotals {
 	/** Prompt tokens summed over every billed request. */
@@ -41,6 +41,8 @@ export interface Overhead {
 	source: "given" | "first-response" | "none";
 	/** What context-fold adds to every request of the folded arm: its two tools and their prompt lines. */
 	extension: number;
+	/** How each request's messages were measured (wire.ts): `content` unless asked otherwise. */
+	measure: PromptMeasure;
 }
 
 export interface SimulationSummary {
@@ -49,7 +51,14 @@ export interface SimulationSummary {
 	foldEvents: number;
 	foldedBlocks: number;
 	/** Compactions in the recording, and in the folded arm (recorded ones, or re-decided by Pi's rule). */
-	compactions: { recorded: number; folded: number; foldedBy: "recorded" | "pi-rule" };
+	compactions: {
+		recorded: number;
+		/** In the arm without folding: the recorded ones, or re-decided by Pi's rule (ReplayInput.baseline). */
+		baseline: number;
+		baselineBy: "recorded" | "pi-rule";
+		folded: number;
+		foldedBy: "recorded" | "pi-rule";
+	};
 	overhead: Overhead;
 	baseline: ArmTotals;
 	folded: ArmTotals;
@@ -98,7 +107,7 @@ export function billReplay(
 	overheadTokens?: number,
 	pricesFor?: (request: ReplayedRequest) => PriceSchedule | undefined,
 ): Simulation {
-	const measured = measureOverhead(replay.requests, overheadTokens);
+	const measured = measureOverhead(replay.requests, overheadTokens ?? replay.overhead);
 	// A recording made with context-fold loaded already carries its tools in the measured prompt, unless
 	// it declared them lazily (its first request went without them).
 	const overhead: Overhead = {
@@ -108,6 +117,7 @@ export function billReplay(
 				? Math.max(0, measured.tokens - RECALL_TOOLS_TOKENS)
 				: measured.tokens,
 		extension: RECALL_TOOLS_TOKENS,
+		measure: replay.measure,
 	};
 	const base = new PromptCache(model);
 	const folded = new PromptCache(model);
@@ -141,6 +151,11 @@ export function billReplay(
 		foldedBlocks: replay.layers.reduce((n, l) => n + layerMasks(l).length, 0),
 		compactions: {
 			recorded: replay.requests.filter((r) => r.compacted).length,
+			baseline:
+				replay.baseline === "recorded"
+					? replay.requests.filter((r) => r.compacted).length
+					: replay.requests.filter((r) => r.baseCompacted).length,
+			baselineBy: replay.baseline === "recorded" ? "recorded" : "pi-rule",
 			folded:
 				replay.compaction === "recorded"
 					? replay.requests.filter((r) => r.compacted).length
@@ -182,13 +197,14 @@ export function impossibleBaseline(requests: readonly ReplayedRequest[]): Imposs
 	return out;
 }
 
-function measureOverhead(requests: readonly ReplayedRequest[], given: number | undefined): Omit<Overhead, "extension"> {
+function measureOverhead(
+	requests: readonly ReplayedRequest[],
+	given: number | undefined,
+): Omit<Overhead, "extension" | "measure"> {
 	if (given !== undefined) return { tokens: Math.max(0, Math.round(given)), source: "given" };
 	const first = requests.find((r) => r.billed && r.reported > 0);
 	if (first === undefined) return { tokens: 0, source: "none" };
-	let chars = 0;
-	for (const p of first.baseParts) chars += p.length + 1;
-	return { tokens: Math.max(0, first.reported - Math.ceil(chars / CHARS_PER_TOKEN)), source: "first-response" };
+	return { tokens: overheadFrom(first.reported, first.baseParts), source: "first-response" };
 }
 
 function totals(bills: ReadonlyArray<BilledRequest | null>): ArmTotals {

@@ -330,10 +330,10 @@ export function budgetTokens(window: number = HEADLINE_WINDOW): number {
 	);
 }
 
-/** System prompt and tools of plain Pi's requests, in the harness's tokens. */
+/** System prompt and tools of plain Pi's requests as the harness bills them (serialized, chars/4). */
 function fixedPromptTokens(native: ArmRun | undefined, charsPerToken: number): number | undefined {
 	const a = native?.records.find((r) => r.kind === "turn");
-	return a ? Math.ceil((a.toolsChars + a.systemChars) / charsPerToken) : undefined;
+	return a ? Math.ceil(a.fixedChars / charsPerToken) : undefined;
 }
 
 /**

@@ -31,6 +31,12 @@ export interface RequestRecord extends RequestShape {
 	/** Characters of the tools array alone, and of the system prompt text. */
 	toolsChars: number;
 	systemChars: number;
+	/**
+	 * Characters of everything before the conversation's first message: the tools array, the
+	 * messages array's bracket and the system message as serialized, separators included. The rest of
+	 * `chars` is the conversation, each message and one separator.
+	 */
+	fixedChars: number;
 	toolNames: string[];
 	messages: number;
 	/** Fold codes present anywhere in the outgoing messages. */
@@ -121,6 +127,7 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
 			reply: isSummary ? "summary" : (reply?.kind ?? "reply"),
 			toolsChars: toolsText.length,
 			systemChars: system?.length ?? 0,
+			fixedChars: fixedCharsOf(toolsText, body.messages),
 			toolNames: (body.tools ?? []).map((t) => t.function.name),
 			messages: body.messages.length,
 			codes: [...new Set(Array.from(messagesText.matchAll(FOLD_CODE), (m) => m[1] as string))],
@@ -169,6 +176,15 @@ export async function startReplayModel(options: ReplayModelOptions): Promise<Rep
 		served: () => next,
 		close: server.close,
 	};
+}
+
+function fixedCharsOf(toolsText: string, messages: readonly ChatMessage[]): number {
+	let chars = toolsText.length + 1;
+	for (const m of messages) {
+		if (m.role !== "system" && m.role !== "developer") break;
+		chars += stableStringify(m).length + 1;
+	}
+	return chars;
 }
 
 function checkExpect(messages: ChatMessage[], expect: Expect | undefined): string {

@@ -1,9 +1,12 @@
 /**
  * `context-fold simulate` against this harness: the CLI's offline replay (the core's replaySession
  * and billReplay, the code the command runs) on the same trace, under the headline billing
- * (Anthropic, 5 minutes, chars/4, the session's window, context-fold's defaults). Its no-folding arm is the
- * recording as it happened; its folded arm re-decides Pi's compaction on the folded context. They are
- * compared with the harness's `native` and `cf-default` arms.
+ * (Anthropic, 5 minutes, chars/4, the session's window, context-fold's defaults), counting prompts the
+ * way this harness does: `--measure openai-json` (chars/4 of the JSON body Pi sends, which the
+ * replayed responses report back as usage) with the harness's system prompt and tools as
+ * `--overhead`. Under that measure both arms re-decide Pi's compaction, each on its own context (the
+ * recording's were decided on the provider's counts). They are compared with the harness's `native`
+ * and `cf-default` arms.
  */
 import { readFileSync } from "node:fs";
 import { billingModel } from "../../../src/core/billing.ts";
@@ -12,10 +15,14 @@ import type { PiEntry } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { replaySession } from "../../../src/core/simulate/replay.ts";
 import { billReplay } from "../../../src/core/simulate/summary.ts";
+import type { PromptMeasure } from "../../../src/core/simulate/wire.ts";
 import { sha256 } from "../../../src/store/hash.ts";
 import { parseIsoTime } from "../../../src/store/session-file.ts";
 import { WINDOW } from "./arms.ts";
 import type { Trace } from "./trace-read.ts";
+
+/** How this harness counts a prompt: chars/4 of the JSON body its fake model receives. */
+export const MEASURE: PromptMeasure = "openai-json";
 
 export interface SimulatedArm {
 	prompt: number;
@@ -50,12 +57,14 @@ export function simulateTrace(t: Trace, overhead: number | undefined, window = W
 		hash: sha256,
 		parseTime: parseIsoTime,
 		sessionFile: t.path,
+		measure: MEASURE,
+		...(overhead !== undefined && { overhead }),
 	});
-	const sim = billReplay(replay, billingModel("anthropic", "5m"), overhead);
+	const sim = billReplay(replay, billingModel("anthropic", "5m"));
 	const s = sim.summary;
 	return {
 		overhead: overhead ?? null,
-		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.recorded },
+		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.baseline },
 		folded: {
 			prompt: s.folded.prompt,
 			cost: s.folded.cost,

@@ -136,7 +136,7 @@ export function checkTargets(result: EconomicsResult, arm = "cf-default"): Verdi
 			detail: list((r) => `tokens ${pct(dev(r).folded[0] as number)}, cost ${pct(dev(r).folded[1] as number)}`),
 		});
 		verdicts.push({
-			target: "… and without folding (the recording as it happened) vs native",
+			target: "… and without folding (compactions re-decided on the same measure) vs native",
 			pass: rows.every((r) => within(dev(r).baseline)),
 			detail: list((r) => `tokens ${pct(dev(r).baseline[0] as number)}, cost ${pct(dev(r).baseline[1] as number)}`),
 		});

@@ -1,10 +1,12 @@
 // Pi's compaction re-decided on the folded context of an offline replay (context-fold simulate):
 // Pi's estimate, the cut point, and when the folded arm compacts or does not.
 import { describe, expect, test } from "bun:test";
+import { billingModel } from "../../../src/core/billing.ts";
 import type { PiEntry, PiMessage } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
-import { findCutIndex, piMessageTokens } from "../../../src/core/simulate/compaction.ts";
+import { findCutIndex, PI_COMPACTION_DEFAULTS, piMessageTokens } from "../../../src/core/simulate/compaction.ts";
 import { replaySession } from "../../../src/core/simulate/replay.ts";
+import { billReplay } from "../../../src/core/simulate/summary.ts";
 import { filler, sha256, T0 } from "../../helpers/session.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -199,5 +201,59 @@ describe("the folded arm compacts by Pi's rule, not by the recording's", () => {
 		// Deterministic: the same replay twice gives the same bytes.
 		const again = replay(entries, 100_000);
 		expect(again.requests.map((q) => q.foldedParts.join(""))).toEqual(r.requests.map((q) => q.foldedParts.join("")));
+	});
+});
+
+describe("the arm without folding under a measure other than content", () => {
+	const measured = (entries: PiEntry[], window: number, baseline?: "recorded") =>
+		replaySession({
+			entries,
+			settings: DEFAULT_SETTINGS,
+			windowFor: () => window,
+			hash: sha256,
+			parseTime: (s) => Date.parse(s),
+			measure: "openai-json",
+			overhead: 1_000,
+			...(baseline && { baseline }),
+		});
+
+	test("a compaction the recording made on the provider's counts is re-decided on the measure: here it never comes", () => {
+		const entries = session({ turns: 12, resultTokens: 1_000, compactAt: { turn: 10, keepFrom: 8 } });
+		const r = measured(entries, 200_000);
+		expect(r.baseline).toEqual(PI_COMPACTION_DEFAULTS);
+		expect(r.requests.filter((q) => q.compacted)).toHaveLength(1);
+		expect(r.requests.some((q) => q.baseCompacted)).toBe(false);
+		// Nothing dropped: the last request carries every message before it (none is an aborted response).
+		const last = r.requests.at(-1);
+		const before = entries.findIndex((e) => e.id === last?.entryId);
+		expect(last?.baseParts).toHaveLength(entries.slice(0, before).filter((e) => e.type === "message").length);
+		const sim = billReplay(r, billingModel("anthropic"));
+		expect(sim.summary.compactions).toMatchObject({ recorded: 1, baseline: 0, baselineBy: "pi-rule" });
+		// Asked to keep the recording's, it does; so does the content measure by default.
+		const kept = billReplay(measured(entries, 200_000, "recorded"), billingModel("anthropic"));
+		expect(kept.summary.compactions).toMatchObject({ recorded: 1, baseline: 1, baselineBy: "recorded" });
+		expect(billReplay(replay(entries, 200_000), billingModel("anthropic")).summary.compactions).toMatchObject({
+			baseline: 1,
+			baselineBy: "recorded",
+		});
+	});
+
+	test("a context past window - reserve on the measure compacts without folding too, and stays under the window", () => {
+		// No compaction recorded: the provider's window was larger than this one.
+		const entries = session({ turns: 40, resultTokens: 3_000 });
+		const window = 100_000;
+		const asRecorded = billReplay(replay(entries, window), billingModel("anthropic"));
+		expect(asRecorded.summary.compactions.baseline).toBe(0);
+		expect(asRecorded.summary.baseline.peak).toBeGreaterThan(window - PI_COMPACTION_DEFAULTS.reserveTokens);
+		const r = measured(entries, window);
+		const sim = billReplay(r, billingModel("anthropic"));
+		expect(sim.summary.compactions.baseline).toBeGreaterThan(0);
+		expect(sim.summary.baseline.peak).toBeLessThanOrEqual(window);
+		const first = r.requests.findIndex((q) => q.baseCompacted);
+		expect(r.requests[first]?.baseParts[0]).toContain("Earlier history was compacted by context-fold");
+		// The request before it was under the threshold by the measure the responses reported.
+		expect(sim.rows[first - 1]?.baseline?.prompt ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(
+			window - PI_COMPACTION_DEFAULTS.reserveTokens,
+		);
 	});
 });
