@@ -9,8 +9,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { isSuccessfulResponse, type ViewMessage } from "../../src/core/blocks.ts";
+import { applyFrozenLayers } from "../../src/core/frozen.ts";
 import { addRecord, emptyIndex, layerMasks } from "../../src/core/layers.ts";
-import { applyFrozenLayers, planFold } from "../../src/core/plan.ts";
+import { planFold } from "../../src/core/plan.ts";
 import { findStaleBlocks, type ToolEvent } from "../../src/core/policy/superseded.ts";
 import { buildView, type PiMessage } from "../../src/core/session/view.ts";
 import type { Settings } from "../../src/core/settings.ts";

@@ -7,8 +7,8 @@
  * folded arm does (deterministically, from the seed index, no model call).
  */
 import type { ViewMessage } from "../blocks.ts";
+import { applyFrozenLayers } from "../frozen.ts";
 import { emptyIndex } from "../layers.ts";
-import { applyFrozenLayers } from "../plan.ts";
 import type { BranchReplay } from "../session/branch-state.ts";
 import type { ViewCache } from "../session/view-cache.ts";
 import type { Usage } from "../tokens.ts";

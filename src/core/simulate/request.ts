@@ -6,8 +6,9 @@
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
 import { cacheLifetimeMs, coldForRequest } from "../cache-life.ts";
+import { applyFrozenLayers } from "../frozen.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
-import { applyFrozenLayers, type FoldPlan, planFold } from "../plan.ts";
+import { type FoldPlan, planFold } from "../plan.ts";
 import type { ColdReason } from "../policy/price.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { type BranchReplay, modelKey } from "../session/branch-state.ts";
