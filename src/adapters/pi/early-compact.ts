@@ -46,9 +46,11 @@ export function registerEarlyCompaction(rt: Runtime): void {
 function compactIfPriced(rt: Runtime, ctx: ExtensionContext): void {
 	const s = rt.settings;
 	if (s.compact !== "det" || s.earlyCompact !== "priced" || s.fixedFolds || rt.early.pending !== null) return;
-	// Cheap gate first: the newest request's context within the budget needs no branch walk.
-	const seen = rt.lastOutcome?.plan;
-	if (seen?.geometry == null || seen.usageAfter <= seen.geometry.budget) {
+	// Cheap gate first: a context within the budget (Pi's own measure: the newest response's prompt
+	// and output, plus what came after) needs no walk over the branch.
+	const budget = rt.lastOutcome?.plan.geometry?.budget;
+	const tokens = ctx.getContextUsage()?.tokens;
+	if (budget === undefined || (typeof tokens === "number" && tokens <= budget)) {
 		rt.early.last = null;
 		return;
 	}
