@@ -16,9 +16,11 @@ import {
 } from "./cf.ts";
 import {
 	bash,
+	expectSuccess,
 	forEachPiVersion,
 	type PiVersion,
 	type RecordedRequest,
+	runPrint,
 	type Scenario,
 	startRpc,
 	text,
@@ -196,6 +198,34 @@ forEachPiVersion((version: PiVersion) => {
 				);
 				expect(lastToolText(post[1] as RecordedRequest).endsWith(`(sha256 verified):\n${original}`)).toBe(true);
 				expect(compactions(s)).toHaveLength(1);
+				expect(s.fake.summaryRequests()).toHaveLength(0);
+			},
+			TIMEOUT,
+		);
+
+		test(
+			"print mode (a new Pi process per run): the compaction lands before the process exits, and says so on stderr",
+			async () => {
+				const s = await scenario({ fake: { script: dynamicSequence(RUNS.flat()) }, ...SMALL });
+				const after: number[] = [];
+				let stderr = "";
+				for (let run = 1; run <= RUNS.length; run++) {
+					const r = expectSuccess(
+						await runPrint({
+							version,
+							sandbox: s.sandbox,
+							prompt: `run ${run}`,
+							extensions: [bundle],
+							continue: run > 1,
+						}),
+					);
+					stderr += r.stderr;
+					after.push(compactions(s).length);
+				}
+				expect(after).toEqual([0, 0, 0, 0, 0, 1]);
+				expect(compactions(s)[0]?.details?.contextFold?.reason).toBe("early");
+				expect(compactions(s)[0]?.summary).toContain(HEADER);
+				expect(stderr).toContain("compacted early, from the seed index with no model call");
 				expect(s.fake.summaryRequests()).toHaveLength(0);
 			},
 			TIMEOUT,
