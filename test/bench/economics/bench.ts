@@ -12,7 +12,17 @@ import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { ensureBundle, REPO } from "../../e2e/cf.ts";
 import { NODE_BIN } from "../../e2e/harness/pi-env.ts";
 import { traceFixture } from "../../helpers/traces.ts";
-import { type ArmSpec, allArms, armsFor, DEFAULTS, NATIVE, PI_COMPACTION, RAW, type SweepScope } from "./arms.ts";
+import {
+	type ArmSpec,
+	allArms,
+	armsFor,
+	DEFAULTS,
+	EARLY_OFF,
+	NATIVE,
+	PI_COMPACTION,
+	RAW,
+	type SweepScope,
+} from "./arms.ts";
 import { type BillingModel, billingModel, FIVE_MINUTES, ONE_HOUR, SUMMARY_TOKENS } from "./billing.ts";
 import { REQUEST_SECONDS, THINK_MINUTES } from "./demo-trace.ts";
 import { FloorTracker } from "./floor.ts";
@@ -121,6 +131,22 @@ interface Job {
 	floor?: FloorTracker;
 	/** The floor as it was before inputs and stale blocks folded (results and thinking only), for comparison. */
 	floorResultsOnly?: FloorTracker;
+}
+
+/** The defaults with early compaction against the same without it (headline billing), one log line. */
+function logEarly(
+	log: (line: string) => void,
+	name: string,
+	native: ArmTotals | undefined,
+	on: ArmTotals | undefined,
+	off: ArmTotals | undefined,
+): void {
+	if (native === undefined || on === undefined || off === undefined) return;
+	const arm = (t: ArmTotals) =>
+		`$${t.cost.toFixed(3)} (${(t.cost / native.cost).toFixed(3)}× native, ${t.compactions} compactions, ${t.hookCompactions} by hook, peak ${Math.round(t.peakPrompt / 1000)}k)`;
+	log(
+		`[economics] ${name} early compaction: defaults ${arm(on)} vs off ${arm(off)}: ${on.cost <= off.cost ? "saves" : "costs"} $${Math.abs(off.cost - on.cost).toFixed(3)}`,
+	);
 }
 
 export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult> {
@@ -236,6 +262,7 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		};
 		const overhead = overheadOf(runOf(NATIVE.id), runOf(DEFAULTS.id), headline.charsPerToken);
 		const def = byId.get(DEFAULTS.id);
+		logEarly(o.log, t.name, byId.get(NATIVE.id)?.totals, def?.totals, byId.get(EARLY_OFF.id)?.totals);
 		const floor = byId.get("floor");
 		const gap = def && floor ? gapToFloor(def, floor, overhead?.tokens ?? 0, headline) : null;
 		const defRun = runOf(DEFAULTS.id);
