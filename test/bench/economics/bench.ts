@@ -249,6 +249,10 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		}
 		const billed: Record<string, ArmTotals[]> = { [headline.name]: main.map((m) => m.result.totals) };
 		for (const s of sensitivities) billed[s.name] = measureAll(s).map((m) => m.result.totals);
+		for (const [billing, totals] of Object.entries(billed)) {
+			const of = (id: string) => totals.find((x) => x.arm === id);
+			logEarly(o.log, `${t.name} (${billing})`, of(NATIVE.id), of(DEFAULTS.id), of(EARLY_OFF.id));
+		}
 		const denserModel = billingModel("anthropic", { charsPerToken: SENSITIVITY_CPT });
 		const denser = mine
 			.filter((j) => j.charsPerToken === SENSITIVITY_CPT)
@@ -262,7 +266,6 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		};
 		const overhead = overheadOf(runOf(NATIVE.id), runOf(DEFAULTS.id), headline.charsPerToken);
 		const def = byId.get(DEFAULTS.id);
-		logEarly(o.log, t.name, byId.get(NATIVE.id)?.totals, def?.totals, byId.get(EARLY_OFF.id)?.totals);
 		const floor = byId.get("floor");
 		const gap = def && floor ? gapToFloor(def, floor, overhead?.tokens ?? 0, headline) : null;
 		const defRun = runOf(DEFAULTS.id);

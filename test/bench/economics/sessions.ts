@@ -28,11 +28,12 @@ export interface BenchSession {
 
 export const HEADLINE_WINDOW = 200_000;
 /**
- * The whole recorded traces and the long generated session again in a smaller window: with folding,
+ * The whole recorded traces and the long generated session again in smaller windows: with folding,
  * the headline traces stay within the 150k budget of a 200k window, so early compaction (over the
- * budget with nothing left to fold) can only be measured where the window is smaller.
+ * budget with nothing left to fold) can only be measured where the window is smaller (100k, and
+ * 128k, a common window).
  */
-export const SMALL_WINDOW = 100_000;
+export const SMALL_WINDOWS = [100_000, 128_000] as const;
 export const CUT_PROMPTS = [15, 30] as const;
 /** The short generated session: cut after the first tool batch that reaches this many calls. */
 export const SHORT_CALLS = 40;
@@ -68,7 +69,11 @@ export async function benchSessions(o: {
 		if (s !== null && wanted(s.trace.name) && !(o.quick && sessions.length > 0)) sessions.push(s);
 	};
 	for (const source of recorded.sources) {
-		const names = [source.name, ...CUT_PROMPTS.map((n) => cutName(source.name, n)), windowName(source.name)];
+		const names = [
+			source.name,
+			...CUT_PROMPTS.map((n) => cutName(source.name, n)),
+			...SMALL_WINDOWS.map((w) => windowName(source.name, w)),
+		];
 		if (!names.some(wanted)) continue;
 		const trace = loadTrace(source);
 		add({ trace, kind: "recorded", window: HEADLINE_WINDOW, origin: "recorded trace, whole" });
@@ -76,9 +81,14 @@ export async function benchSessions(o: {
 			const cut = cutAfterPrompts(trace, n, cutName(source.name, n));
 			add(cut && { trace: cut, kind: "cut", window: HEADLINE_WINDOW, origin: `first ${n} prompts of ${trace.name}` });
 		}
-		add(smallWindow(trace, "recorded trace, whole"));
+		for (const w of SMALL_WINDOWS) add(smallWindow(trace, w, "recorded trace, whole"));
 	}
-	const generatedNames = [...SHORT_WINDOWS.map(shortName), DEMO_NAME, LONG_NAME, windowName(LONG_NAME)];
+	const generatedNames = [
+		...SHORT_WINDOWS.map(shortName),
+		DEMO_NAME,
+		LONG_NAME,
+		...SMALL_WINDOWS.map((w) => windowName(LONG_NAME, w)),
+	];
 	if (generatedNames.some(wanted) && !(o.quick && sessions.length > 0)) {
 		o.log("[economics] recording the generated session through Pi (CONTEXTFOLD=0)…");
 		const long = await generatedTrace(o.bundle);
@@ -100,23 +110,23 @@ export async function benchSessions(o: {
 			window: HEADLINE_WINDOW,
 			origin: `generated: five prompts, ${countCalls(long)} tool calls`,
 		});
-		add(smallWindow(long, `generated: five prompts, ${countCalls(long)} tool calls`));
+		for (const w of SMALL_WINDOWS) add(smallWindow(long, w, `generated: five prompts, ${countCalls(long)} tool calls`));
 	}
 	return { sessions, note: recorded.note };
 }
 
-/** A session replayed in SMALL_WINDOW instead of its own window. */
-function smallWindow(trace: Trace, what: string): BenchSession {
+/** A session replayed in one of SMALL_WINDOWS instead of its own window. */
+function smallWindow(trace: Trace, window: number, what: string): BenchSession {
 	return {
-		trace: { ...trace, name: windowName(trace.name) },
+		trace: { ...trace, name: windowName(trace.name, window) },
 		kind: "window",
-		window: SMALL_WINDOW,
-		origin: `${what}, in a ${kilo(SMALL_WINDOW)} window`,
+		window,
+		origin: `${what}, in a ${kilo(window)} window`,
 	};
 }
 
-function windowName(name: string): string {
-	return `${name}-w${kilo(SMALL_WINDOW)}`;
+function windowName(name: string, window: number): string {
+	return `${name}-w${kilo(window)}`;
 }
 
 export function cutName(trace: string, prompts: number): string {
