@@ -46,10 +46,13 @@ export interface EarlyCompaction {
  *
  * What the compaction keeps (K) is the context less what it takes out: every message before Pi's cut
  * point (found on Pi's own estimate, as Pi finds it), counted as sent (folded blocks as their
- * digests), less the summary that replaces them. The rent counts each successful response after the
- * newest fold event and the newest compaction whose reported prompt was over the budget: over the
- * budget the fold rule folds at once whatever frees enough, so a request over it without a fold had
- * nothing more to fold.
+ * digests), less the summary that replaces them. The rent counts each successful response since the
+ * newest compaction whose reported prompt (after any fold it carried) was over the budget, by its
+ * excess over K: what a compaction would have saved on it. A fold over the budget does not refund
+ * the excess the requests before it paid, so it does not restart the count; it only lowers the
+ * excess of the requests after it. (Counting from the newest fold instead restarted the rent at every
+ * fold made at the budget, and a session folding there again and again never let it pay.) Folding
+ * still comes first: the decision waits while the next request can fold.
  */
 export function earlyCompaction(input: EarlyCompactionInput): EarlyCompaction | null {
 	const { plan, view } = input;
@@ -66,13 +69,9 @@ export function earlyCompaction(input: EarlyCompactionInput): EarlyCompaction | 
 	for (let i = 0; i < cut; i++) removed += frozen.tokensPerMessage[i] ?? 0;
 	const context = plan.usageAfter;
 	const kept = Math.max(0, context - Math.max(0, removed - SUMMARY_TOKENS_BOUND));
-	const since = Math.max(
-		frozen.latestCompaction,
-		input.index.layers.at(-1)?.lastResponseAt ?? Number.NEGATIVE_INFINITY,
-	);
 	let rentTokens = 0;
 	for (const m of view) {
-		if (!isSuccessfulResponse(m) || m.usage === undefined || m.timestamp <= since) continue;
+		if (!isSuccessfulResponse(m) || m.usage === undefined || m.timestamp <= frozen.latestCompaction) continue;
 		const prompt = promptTokensOf(m.usage);
 		if (prompt > geometry.budget && prompt <= MAX_REPORTED_TOKENS) rentTokens += Math.max(0, prompt - kept);
 	}

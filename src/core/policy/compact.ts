@@ -10,8 +10,8 @@
  *   instead of the `C` cached ones read: `K·w - C·r` (rewriteCost with span C, freed C - K). On a
  *   cold cache all of it is written either way: `(K - C)·w`, negative, so it pays at once;
  * - payback, on every later request: `(C - K)·r`;
- * - rent, already paid: every request since the context went over the budget with nothing more to
- *   fold re-read its excess over `K` (`Σ (P_i - K)·r` over those requests' prompts `P_i`).
+ * - rent, already paid: every request over the budget since the last compaction re-read its excess
+ *   over `K` (`Σ (P_i - K)·r` over those requests' prompts `P_i`; early-compaction.ts reads them).
  * It fires once the rent reaches RENT_MULTIPLE times the rewrite, or at once on a cold cache; never
  * under the budget, never while the fold rule can still free enough (folding loses no live context,
  * so it comes first), and never when Pi's own threshold compacts on the next request anyway (the
@@ -44,7 +44,7 @@ export interface CompactInput {
 	piThreshold: number;
 	/** The fold rule would still fold something on the next request (the plan is not at its floor). */
 	canFold: boolean;
-	/** Σ (P_i - K) over the requests since the context went over the budget with nothing more to fold. */
+	/** Σ (P_i - K) over the requests over the budget since the last compaction (their prompts P_i). */
 	rentTokens: number;
 	/** Least the compaction must free to be worth it (the fold rule's budget minimum). */
 	minFreed: number;

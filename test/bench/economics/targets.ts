@@ -135,7 +135,8 @@ export function checkTargets(result: EconomicsResult, arm = "cf-default"): Verdi
 		const same = rows.filter((r) => r.t.kind !== "window");
 		const left = rows.length - same.length;
 		const note = left > 0 ? ` (${left} replayed in a window other than their recording's left out)` : "";
-		const listSame = (f: (r: Row) => string) => same.map((r) => `${r.t.name} ${f(r)}`).join("; ") + note;
+		const listSame = (f: (r: Row) => string) =>
+			same.length === 0 ? `none${note}` : same.map((r) => `${r.t.name} ${f(r)}`).join("; ") + note;
 		verdicts.push({
 			target: "`context-fold simulate` within 5 % of the harness (prompt tokens and cost): with folding vs cf-default",
 			pass: same.length === 0 ? null : same.every((r) => within(dev(r).folded)),

@@ -3,7 +3,7 @@
 // left it, and compacts deterministically when the rule fires; `off` and pinned fold points never do.
 import { describe, expect, test } from "bun:test";
 import { earlyCompaction } from "../../../src/core/early-compaction.ts";
-import { emptyIndex } from "../../../src/core/layers.ts";
+import { addRecord, emptyIndex } from "../../../src/core/layers.ts";
 import { planFold } from "../../../src/core/plan.ts";
 import { buildView, type PiEntry, type PiMessage } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../../src/core/settings.ts";
@@ -101,6 +101,38 @@ describe("simulate: early compaction", () => {
 	])("%s: never an early compaction", (_name, settings) => {
 		const r = replay(session(12), settings);
 		expect(r.requests.some((q) => q.armCompacted)).toBe(false);
+	});
+	test("a fold over the budget does not restart the rent: the excess re-read before it still counts", () => {
+		// The context after run 6, with an (empty) fold layer committed in the middle of its tool loop.
+		const entries = session(12).slice(0, -2);
+		const messages = entries.map((e) => (e as { message: PiMessage }).message);
+		const byMessage = new Map(messages.map((m, i) => [m, entries[i]?.id ?? null]));
+		const view = buildView(messages, (m) => byMessage.get(m) ?? null);
+		const responses = messages.filter((m) => m.role === "assistant");
+		const mid = responses[responses.length - 4]?.timestamp as number;
+		const index = emptyIndex();
+		addRecord(index, {
+			type: "layer",
+			v: 1,
+			seq: 1,
+			reason: "budget",
+			lastResponseAt: mid,
+			usageBefore: 0,
+			usageAfter: 0,
+			blocks: [],
+		});
+		const plan = planFold({ messages: view, index, settings: DEFAULT_SETTINGS, window: WINDOW, hash: sha256 });
+		const withFold = earlyCompaction({ plan, messages, view, index, thinking: "unsigned-only", pi: PI });
+		const without = earlyCompaction({
+			plan,
+			messages,
+			view,
+			index: emptyIndex(),
+			thinking: "unsigned-only",
+			pi: PI,
+		});
+		expect(withFold?.decision.rent).toBe(without?.decision.rent as number);
+		expect(withFold?.decision).toMatchObject({ fire: true, reason: "rent" });
 	});
 	test("the decision simulate makes is the extension's: the same function on the same context", () => {
 		// The context after run 6, as the extension sees it at agent_settled.
