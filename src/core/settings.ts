@@ -28,11 +28,15 @@ export const DEFAULT_BUDGET_FRACTION = 0.75;
 export const DEFAULT_BUDGET_CAP = 200_000;
 export const DEFAULT_TAIL = 20_000;
 export const DEFAULT_COMPACT = "det" as const;
+/** Early compaction (policy/compact.ts): decided by the economics benchmark, see docs/BENCHMARKS.md. */
+export const DEFAULT_EARLY_COMPACT: EarlyCompactMode = "priced";
 export const DEFAULT_RECON_TOKENS = 18_000;
 export const DEFAULT_CACHE_IDLE_MINUTES = 30;
 export const DEFAULT_RECALL_TOKENS = 4_000;
 
 export type CompactMode = "det" | "native";
+/** `priced`: compact early between runs when the price says so (only with CONTEXTFOLD_COMPACT=det); `off`: only Pi's threshold. */
+export type EarlyCompactMode = "priced" | "off";
 
 export interface Settings {
 	foldAt: number;
@@ -43,6 +47,7 @@ export interface Settings {
 	budgetCap: number | null;
 	tail: number;
 	compact: CompactMode;
+	earlyCompact: EarlyCompactMode;
 	reconTokens: number;
 	/** Idle minutes before the cache warning; null disables prediction and send confirmation. */
 	cacheIdleMinutes: number | null;
@@ -65,6 +70,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
 	budgetCap: DEFAULT_BUDGET_CAP,
 	tail: DEFAULT_TAIL,
 	compact: DEFAULT_COMPACT,
+	earlyCompact: DEFAULT_EARLY_COMPACT,
 	reconTokens: DEFAULT_RECON_TOKENS,
 	cacheIdleMinutes: DEFAULT_CACHE_IDLE_MINUTES,
 	providerCacheIdleMinutes: Object.freeze({}) as Record<string, number | null>,
@@ -131,6 +137,14 @@ function compactMode(raw: unknown) {
 	return { ok: false as const, expected: "det or native" };
 }
 
+function earlyCompactMode(raw: unknown) {
+	if (typeof raw === "string") {
+		const s = raw.trim().toLowerCase();
+		if (s === "priced" || s === "off") return { ok: true as const, value: s as EarlyCompactMode };
+	}
+	return { ok: false as const, expected: "priced or off" };
+}
+
 export const KNOBS: readonly KnobSpec[] = [
 	{
 		key: "foldAt",
@@ -190,6 +204,15 @@ export const KNOBS: readonly KnobSpec[] = [
 		label: "Hard compaction",
 		describe: "det answers Pi's compaction from the seed index; native keeps Pi's LLM summary.",
 		parse: compactMode,
+	},
+	{
+		key: "earlyCompact",
+		env: "CONTEXTFOLD_EARLY_COMPACT",
+		file: "earlyCompact",
+		label: "Early compaction",
+		describe:
+			"priced compacts between runs, from the seed index, once the context is over the budget with nothing left to fold and the rent paid covers the rewrite (only with det); off waits for Pi's threshold.",
+		parse: earlyCompactMode,
 	},
 	{
 		key: "reconTokens",

@@ -7,6 +7,7 @@ import type { FoldRule } from "./fold-rule.ts";
 import type { FoldDecisionRecord } from "./layers.ts";
 import { dueWords, firedWords, foldPaybacks, isFixedRule, type LastFold, paybackLines, ruleLine } from "./payback.ts";
 import type { FoldPlan } from "./plan.ts";
+import type { CompactDecision, EarlyCompactionRecord } from "./policy/compact.ts";
 import { type ColdReason, type PricedEvent, RENT_MULTIPLE, requestsToPay } from "./policy/price.ts";
 import { formatTokens } from "./tokens.ts";
 import { formatDollars, plural } from "./wording.ts";
@@ -110,6 +111,30 @@ export interface StatusInput {
 	rule?: FoldRule;
 	/** The newest fold layer on the branch, for the last fold's payback. */
 	lastFold?: LastFold | null;
+	/** Early compactions (policy/compact.ts): how many the branch holds, the newest one's record, and the decision waiting now. */
+	early?: { count: number; last: EarlyCompactionRecord | null; waiting?: CompactDecision | null };
+}
+
+/** The status line on early compactions, or null when there is nothing to say. */
+export function earlyLine(early: StatusInput["early"]): string | null {
+	if (early === undefined) return null;
+	const parts: string[] = [];
+	const last = early.last;
+	if (early.count > 0 && last !== null) {
+		const why =
+			last.rule === "cold"
+				? `the cache was cold${last.cold !== undefined ? ` (${last.cold})` : ""}, so the rewrite was free`
+				: `rent paid ~${formatTokens(last.rent)} ≥ ${RENT_MULTIPLE} × rewrite ~${formatTokens(last.rewrite)}`;
+		parts.push(
+			`${plural(early.count, "early compaction")} from the seed index; the last took ~${formatTokens(last.context)} to ~${formatTokens(last.kept)} tok (${why}); recall_folded still reaches what it removed`,
+		);
+	}
+	const w = early.waiting;
+	if (w != null && !w.fire && w.reason === "rent")
+		parts.push(
+			`over the budget with nothing left to fold: compacts early ${w.requests === null ? "only if the rent grows" : `in ~${plural(w.requests, "more request")}`} (rent ~${formatTokens(w.rent)} of ${RENT_MULTIPLE} × rewrite ~${formatTokens(w.rewrite)})`,
+		);
+	return parts.length === 0 ? null : parts.join("; ");
 }
 
 /** The full status text shown by `/context-fold status` (and, later, by the CLI). */
@@ -141,6 +166,8 @@ export function renderStatus(input: StatusInput): string {
 		pending: input.due !== undefined,
 	});
 	for (const p of paybackLines(paybacks)) lines.push(`  payback: ${p}`);
+	const early = earlyLine(input.early);
+	if (early !== null) lines.push(`  compaction: ${early}`);
 	const last = a.perTurn.at(-1);
 	lines.push(
 		a.sessionRatio === null

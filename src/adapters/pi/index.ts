@@ -15,6 +15,7 @@ import { sha256 } from "../../store/hash.ts";
 import { registerAdvisories } from "./advisories.ts";
 import { type HookOutcome, runContextHook } from "./context-hook.ts";
 import { debugSink, requestLine } from "./debug.ts";
+import { registerEarlyCompaction } from "./early-compact.ts";
 import { claimInstance, releaseInstance } from "./guard.ts";
 import { registerMarkerGuard } from "./marker-guard.ts";
 import { registerMenu } from "./menu.ts";
@@ -41,6 +42,7 @@ export default function contextFold(pi: ExtensionAPI): void {
 	registerAdvisories(rt);
 	const seeds = new SeedWriter(rt);
 	registerSeed(rt, seeds);
+	registerEarlyCompaction(rt);
 	registerContextHook(rt, seeds);
 	registerMenu(pi, rt);
 	registerMarkerGuard(pi, rt);

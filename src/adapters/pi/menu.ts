@@ -52,6 +52,7 @@ const SUBCOMMANDS = [
 /** Knobs edited by picking from a list; every other knob takes typed input. */
 const CHOICES: Partial<Record<KnobSpec["key"], readonly string[]>> = {
 	compact: ["det", "native"],
+	earlyCompact: ["priced", "off"],
 	confirmColdPrompt: ["on", "off"],
 };
 

@@ -7,6 +7,7 @@ import type { PriceSchedule, Prices } from "../../core/accounting.ts";
 import { cacheLifetimeMs, coldForRequest, scheduleOf } from "../../core/cache-life.ts";
 import { type FoldRule, foldRuleOf } from "../../core/fold-rule.ts";
 import type { FoldPlan } from "../../core/plan.ts";
+import type { CompactDecision, EarlyCompactionRecord } from "../../core/policy/compact.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
 import { modelKey } from "../../core/session/branch-state.ts";
 import { contextOf, previewPlan } from "../../core/session/preview.ts";
@@ -48,6 +49,11 @@ export class Runtime {
 	private ledgerRebuilds = 0;
 	private ledgerCheckedAt = -1;
 	private ledgerOk = true;
+	/**
+	 * Early compaction (early-compact.ts): the newest decision (between runs) and the one being
+	 * carried out, which the deterministic compaction answer records in its entry.
+	 */
+	early: { last: CompactDecision | null; pending: EarlyCompactionRecord | null } = { last: null, pending: null };
 	/** Extra footer flags owned by other modules (e.g. the compaction warning), by key. */
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
@@ -266,6 +272,7 @@ export class Runtime {
 		this.footerFlags.clear();
 		this.footerText = undefined;
 		this.retainedImages = [];
+		this.early = { last: null, pending: null };
 		this.bind(ctx);
 	}
 
@@ -319,6 +326,7 @@ export class Runtime {
 			...withPrices(ctx),
 			rule: this.rule,
 			lastFold: this.state.index.layers.at(-1) ?? null,
+			early: { count: branch.earlyCompactions, last: branch.lastEarly, waiting: this.early.last },
 			flags: statusFlags({
 				plan,
 				accounting: a,

@@ -7,6 +7,7 @@ import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@e
 import type { ViewMessage } from "../../core/blocks.ts";
 import { compactionSummaryOf, handoffFromIndex, renderCompactionSummary } from "../../core/handoff.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
+import type { EarlyCompactionRecord } from "../../core/policy/compact.ts";
 import { extractSeedRecord } from "../../core/seed/extract.ts";
 import { pickFoldMessages, toolCallsOf, withoutFolded } from "../../core/seed/pick.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
@@ -19,7 +20,7 @@ import { appendSeedRecord, readSeedIndex, seedIndexPath, writeHandoff } from "..
 import type { Runtime } from "./runtime.ts";
 
 interface CompactDetails {
-	contextFold?: { v: number; reason?: string; records?: number };
+	contextFold?: { v: number; reason?: string; records?: number; early?: EarlyCompactionRecord };
 }
 
 export class SeedWriter {
@@ -170,7 +171,12 @@ function deterministicCompaction(
 ): CompactAnswer {
 	const prep = e.preparation;
 	const parentFile = ctx.sessionManager.getSessionFile() ?? null;
-	const details: CompactDetails = { contextFold: { v: 1, ...(e.reason !== undefined && { reason: e.reason }) } };
+	// Our own early compaction (early-compact.ts) reaches Pi as a manual one: its entry says what it was, and why.
+	const early = e.reason === "manual" ? rt.early.pending : null;
+	const reason = early !== null ? "early" : e.reason;
+	const details: CompactDetails = {
+		contextFold: { v: 1, ...(reason !== undefined && { reason }), ...(early !== null && { early }) },
+	};
 	const answer = (summary: string): CompactAnswer => ({
 		compaction: { summary, firstKeptEntryId: prep.firstKeptEntryId, tokensBefore: prep.tokensBefore, details },
 	});

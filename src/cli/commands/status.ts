@@ -241,6 +241,7 @@ function renderStatusText(loaded: LoadedSession, f: StatusFacts): string {
 		flags: f.flags,
 		rule: f.rule,
 		lastFold: replay.index.layers.at(-1) ?? null,
+		early: { count: replay.earlyCompactions, last: replay.lastEarly },
 	});
 	const partial = coverageNote(file);
 	const pinned = pinnedNotice(f.rule);

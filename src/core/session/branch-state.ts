@@ -10,6 +10,7 @@ import { isSuccessfulResponse } from "../blocks.ts";
 import { FoldTelemetry } from "../fold-telemetry.ts";
 import { parseLayerInputs } from "../input-records.ts";
 import { type FoldRecord, type MaskIndex, parseFoldRecord } from "../layers.ts";
+import { type EarlyCompactionRecord, parseEarlyRecord } from "../policy/compact.ts";
 import { normalizeCode } from "../recall.ts";
 import { MAX_REPORTED_TOKENS, type Usage } from "../tokens.ts";
 import { ContextTracker } from "./context.ts";
@@ -79,6 +80,9 @@ export class BranchState {
 	/** Compactions the window forced: context-fold's answers to threshold/overflow, and Pi's own (noted). */
 	forcedCompactions = 0;
 	compactions = 0;
+	/** context-fold's early compactions (policy/compact.ts) on the branch, and the newest one's decision. */
+	earlyCompactions = 0;
+	lastEarly: EarlyCompactionRecord | null = null;
 	/** The newest assistant message: its api, provider and model say where the next request goes. */
 	lastAssistant: PiMessage | null = null;
 	/** Entry id of the newest assistant message. */
@@ -112,6 +116,11 @@ export class BranchState {
 			this.compactions++;
 			const reason = (entry.details as { contextFold?: { reason?: unknown } } | undefined)?.contextFold?.reason;
 			if (isForcedReason(reason)) this.countForced(entry.id);
+			const early = parseEarlyRecord(entry.details);
+			if (early !== null) {
+				this.earlyCompactions++;
+				this.lastEarly = early;
+			}
 			return;
 		}
 		if (entry.type !== "custom") return;

@@ -19,6 +19,7 @@ import { extractSeedRecord } from "../seed/extract.ts";
 import { pickFoldMessages, toolCallsOf, withoutFolded } from "../seed/pick.ts";
 import type { SeedRecord } from "../seed/schema.ts";
 import type { PiContent, PiEntry, PiMessage } from "../session/view.ts";
+import { isRecord } from "../values.ts";
 
 export interface PiCompactionSettings {
 	reserveTokens: number;
@@ -30,6 +31,31 @@ export const PI_COMPACTION_DEFAULTS: Readonly<PiCompactionSettings> = {
 	reserveTokens: 16_384,
 	keepRecentTokens: 20_000,
 };
+
+/**
+ * Pi's compaction settings for one model, from its settings as Pi merges them (global, then the
+ * project's): `compaction.enabled`, `reserveTokens` and `keepRecentTokens`, a per-model entry in
+ * `compaction.modelOverrides["provider/id"]` first (Pi 1.6.0), Pi's defaults for anything absent or
+ * not a non-negative whole number (where Pi itself would refuse to compact at all).
+ */
+export function piCompactionOf(
+	settings: unknown,
+	model: string | undefined,
+): PiCompactionSettings & { enabled: boolean } {
+	const compaction = isRecord(settings) && isRecord(settings.compaction) ? settings.compaction : {};
+	const overrides = isRecord(compaction.modelOverrides) ? compaction.modelOverrides : {};
+	const own = model !== undefined && isRecord(overrides[model]) ? overrides[model] : {};
+	const tokens = (field: keyof PiCompactionSettings): number => {
+		for (const v of [own[field], compaction[field]])
+			if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0) return v;
+		return PI_COMPACTION_DEFAULTS[field];
+	};
+	return {
+		enabled: compaction.enabled !== false,
+		reserveTokens: tokens("reserveTokens"),
+		keepRecentTokens: tokens("keepRecentTokens"),
+	};
+}
 
 /** Characters Pi counts for an image in its estimate. */
 const PI_IMAGE_CHARS = 4800;
@@ -110,7 +136,7 @@ export class ReplayCompactor {
 	count = 0;
 
 	constructor(
-		private readonly settings: PiCompactionSettings,
+		readonly settings: PiCompactionSettings,
 		private readonly hash: Hash,
 		private readonly sessionFile: string | null,
 	) {}
@@ -147,6 +173,7 @@ export class ReplayCompactor {
 		index: MaskIndex,
 		at: number,
 		tokensBefore: number,
+		reason: "threshold" | "early" = "threshold",
 	): PiEntry | null {
 		const cut = findCutIndex(
 			messages,
@@ -185,7 +212,7 @@ export class ReplayCompactor {
 			summary,
 			firstKeptEntryId: (view[cut] as ViewMessage).entryId,
 			tokensBefore,
-			details: { contextFold: { v: 1, reason: "threshold", simulated: true } },
+			details: { contextFold: { v: 1, reason, simulated: true } },
 		};
 	}
 }

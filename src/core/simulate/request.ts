@@ -6,6 +6,7 @@
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
 import { cacheLifetimeMs, coldForRequest } from "../cache-life.ts";
+import { earlyCompaction } from "../early-compaction.ts";
 import { applyFrozenLayers } from "../frozen.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { type FoldPlan, planFold } from "../plan.ts";
@@ -18,7 +19,7 @@ import { thinkingPolicyFor } from "../thinking-policy.ts";
 import type { Usage } from "../tokens.ts";
 import { nonNegativeOr0 } from "../values.ts";
 import { type BaselineArm, baselineContext } from "./baseline.ts";
-import type { ReplayCompactor } from "./compaction.ts";
+import { PI_COMPACTION_DEFAULTS, type ReplayCompactor } from "./compaction.ts";
 import type { ReplayedFold, ReplayedRequest, ReplayInput } from "./replay.ts";
 import { type SerializationCache, serializeView } from "./serialize.ts";
 import { overheadFrom, partsTokens } from "./wire.ts";
@@ -182,14 +183,26 @@ function planArm(
 	let view = c.views.arm === null ? baseView : viewOf(c, arm, c.views.arm);
 	let p = plan(view);
 	let armCompacted = false;
-	if (c.compactor !== null && c.views.arm !== null && c.compactor.due(p.usage.tokens, target.window)) {
-		// Pi compacts before this request; context-fold answers with the seed index (no model call).
-		const compaction = c.compactor.compact(arm.context.messages, view, index, arm.lastResponseAt + 1, p.usage.tokens);
-		if (compaction !== null) {
-			arm.consume(compaction);
-			view = viewOf(c, arm, c.views.arm);
-			p = plan(view);
-			armCompacted = true;
+	if (c.compactor !== null && c.views.arm !== null) {
+		const due = c.compactor.due(p.usage.tokens, target.window);
+		// Pi compacts before this request; or context-fold did, between runs, by the priced rule.
+		// Either way it answers with the seed index (no model call).
+		const early = due ? null : earlyCut(c, view, target);
+		if (due || early !== null) {
+			const compaction = c.compactor.compact(
+				early?.messages ?? arm.context.messages,
+				early?.view ?? view,
+				index,
+				arm.lastResponseAt + 1,
+				early?.tokens ?? p.usage.tokens,
+				early === null ? "threshold" : "early",
+			);
+			if (compaction !== null) {
+				arm.consume(compaction);
+				view = viewOf(c, arm, c.views.arm);
+				p = plan(view);
+				armCompacted = true;
+			}
 		}
 	}
 	if (p.layer !== null) {
@@ -197,6 +210,61 @@ function planArm(
 		c.compactor?.onFold(p.layer, index.layers.at(-2), target.at ?? arm.lastResponseAt, view);
 	}
 	return { plan: p, view, armCompacted };
+}
+
+/**
+ * The early compaction the extension decides between runs (at Pi's agent_settled), asked the same
+ * way (core/early-compaction.ts): at the first request of a run, on the context as it stood when the
+ * previous run ended (every message after its last response is the new run's input), planned as the
+ * extension previews it, judged cold or warm at that moment. The compaction it makes keeps that
+ * context's recent messages; the new input follows them. Null: no early compaction.
+ */
+function earlyCut(
+	c: ReplayState,
+	view: readonly ViewMessage[],
+	target: Target,
+): { messages: PiMessage[]; view: ViewMessage[]; tokens: number } | null {
+	const settings = c.input.settings;
+	if (settings.compact !== "det" || settings.earlyCompact !== "priced" || settings.fixedFolds) return null;
+	const messages = c.arm.context.messages;
+	let last = messages.length - 1;
+	while (last >= 0 && (messages[last] as PiMessage).role !== "assistant") last--;
+	// Mid-run (a tool result follows the last response), or no run before: nothing to decide.
+	if (last < 0 || last === messages.length - 1) return null;
+	for (let i = last + 1; i < messages.length; i++) if ((messages[i] as PiMessage).role === "toolResult") return null;
+	const settled = { messages: messages.slice(0, last + 1), view: view.slice(0, last + 1) };
+	const inputs = !c.recorded.inputsRefused.has(modelKey(target.provider, target.model));
+	const thinking = thinkingPolicyFor(target.api);
+	const preview = planFold({
+		messages: settled.view,
+		index: c.index,
+		settings,
+		window: target.window,
+		everCacheRead: c.recorded.everCacheRead,
+		hash: c.input.hash,
+		thinking,
+		inputs,
+		...(c.input.cwd !== undefined && { cwd: c.input.cwd }),
+		prices: c.input.pricesFor?.(target.provider, target.model) ?? null,
+		cold: coldForRequest({
+			messages: settled.messages,
+			warmAt: c.arm.lastWarmAt,
+			now: c.arm.lastResponseAt,
+			lifetimeMs: c.input.cacheLifetimeMs ?? cacheLifetimeMs(undefined, null),
+			provider: target.provider,
+			model: target.model,
+		}),
+	});
+	const early = earlyCompaction({
+		plan: preview,
+		messages: settled.messages,
+		view: settled.view,
+		index: c.index,
+		thinking,
+		inputs,
+		pi: c.compactor?.settings ?? PI_COMPACTION_DEFAULTS,
+	});
+	return early?.decision.fire === true ? { ...settled, tokens: preview.usage.tokens } : null;
 }
 
 /** The cold-cache rule on the arm's own context, judged at the recorded request time (core/cache-life.ts). */

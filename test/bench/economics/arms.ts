@@ -70,6 +70,20 @@ export const COMPACT_NATIVE: ArmSpec = {
 	kind: "headline",
 };
 
+/**
+ * The defaults without early compaction (CONTEXTFOLD_EARLY_COMPACT=off): what compacting between runs,
+ * by price, adds when the context is over the budget with nothing left to fold. The defaults arm has
+ * it on whenever the default is `priced`; this arm always has it off.
+ */
+export const EARLY_OFF: ArmSpec = {
+	id: "cf-early-off",
+	label: "context-fold, defaults, no early compaction (CONTEXTFOLD_EARLY_COMPACT=off)",
+	contextFold: true,
+	env: { CONTEXTFOLD_EARLY_COMPACT: "off" },
+	compaction: true,
+	kind: "reference",
+};
+
 /** The fold points 0.1.0 shipped with, pinned by hand: the fixed ladder the priced rule replaced. */
 export const FIXED_010: ArmSpec = {
 	id: "cf-fixed-0.1.0",
@@ -105,7 +119,7 @@ export function sweepArms(): ArmSpec[] {
 export function allArms(quick: boolean): ArmSpec[] {
 	return quick
 		? [RAW, NATIVE, DEFAULTS, NO_INPUTS, EAGER_TOOLS, FIXED_010]
-		: [RAW, NATIVE, DEFAULTS, NO_INPUTS, EAGER_TOOLS, FIXED_010, COMPACT_NATIVE, ...sweepArms()];
+		: [RAW, NATIVE, DEFAULTS, EARLY_OFF, NO_INPUTS, EAGER_TOOLS, FIXED_010, COMPACT_NATIVE, ...sweepArms()];
 }
 
 /**
@@ -115,9 +129,23 @@ export function allArms(quick: boolean): ArmSpec[] {
  */
 export type SweepScope = "all" | "default" | "none";
 
-export function armsFor(kind: "recorded" | "cut" | "generated", quick: boolean, sweep: SweepScope): ArmSpec[] {
+export function armsFor(
+	kind: "recorded" | "cut" | "generated" | "window",
+	quick: boolean,
+	sweep: SweepScope,
+): ArmSpec[] {
 	if (quick) return allArms(true);
+	// A smaller window is there for early compaction: the defaults with it and without it.
+	if (kind === "window") return [RAW, NATIVE, DEFAULTS, EARLY_OFF];
 	const swept = sweep === "all" || (sweep === "default" && kind === "recorded");
-	const base = [RAW, NATIVE, DEFAULTS, ...(kind === "cut" ? [] : [NO_INPUTS, EAGER_TOOLS]), FIXED_010, COMPACT_NATIVE];
+	const base = [
+		RAW,
+		NATIVE,
+		DEFAULTS,
+		EARLY_OFF,
+		...(kind === "cut" ? [] : [NO_INPUTS, EAGER_TOOLS]),
+		FIXED_010,
+		COMPACT_NATIVE,
+	];
 	return swept ? [...base, ...sweepArms()] : base;
 }

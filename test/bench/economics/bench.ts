@@ -12,7 +12,17 @@ import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { ensureBundle, REPO } from "../../e2e/cf.ts";
 import { NODE_BIN } from "../../e2e/harness/pi-env.ts";
 import { traceFixture } from "../../helpers/traces.ts";
-import { type ArmSpec, allArms, armsFor, DEFAULTS, NATIVE, PI_COMPACTION, RAW, type SweepScope } from "./arms.ts";
+import {
+	type ArmSpec,
+	allArms,
+	armsFor,
+	DEFAULTS,
+	EARLY_OFF,
+	NATIVE,
+	PI_COMPACTION,
+	RAW,
+	type SweepScope,
+} from "./arms.ts";
 import { type BillingModel, billingModel, FIVE_MINUTES, ONE_HOUR, SUMMARY_TOKENS } from "./billing.ts";
 import { REQUEST_SECONDS, THINK_MINUTES } from "./demo-trace.ts";
 import { FloorTracker } from "./floor.ts";
@@ -123,6 +133,22 @@ interface Job {
 	floorResultsOnly?: FloorTracker;
 }
 
+/** The defaults with early compaction against the same without it (headline billing), one log line. */
+function logEarly(
+	log: (line: string) => void,
+	name: string,
+	native: ArmTotals | undefined,
+	on: ArmTotals | undefined,
+	off: ArmTotals | undefined,
+): void {
+	if (native === undefined || on === undefined || off === undefined) return;
+	const arm = (t: ArmTotals) =>
+		`$${t.cost.toFixed(3)} (${(t.cost / native.cost).toFixed(3)}× native, ${t.compactions} compactions, ${t.hookCompactions} by hook, peak ${Math.round(t.peakPrompt / 1000)}k)`;
+	log(
+		`[economics] ${name} early compaction: defaults ${arm(on)} vs off ${arm(off)}: ${on.cost <= off.cost ? "saves" : "costs"} $${Math.abs(off.cost - on.cost).toFixed(3)}`,
+	);
+}
+
 export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult> {
 	const started = performance.now();
 	const bundle = ensureBundle();
@@ -223,6 +249,10 @@ export async function runEconomics(o: EconomicsOptions): Promise<EconomicsResult
 		}
 		const billed: Record<string, ArmTotals[]> = { [headline.name]: main.map((m) => m.result.totals) };
 		for (const s of sensitivities) billed[s.name] = measureAll(s).map((m) => m.result.totals);
+		for (const [billing, totals] of Object.entries(billed)) {
+			const of = (id: string) => totals.find((x) => x.arm === id);
+			logEarly(o.log, `${t.name} (${billing})`, of(NATIVE.id), of(DEFAULTS.id), of(EARLY_OFF.id));
+		}
 		const denserModel = billingModel("anthropic", { charsPerToken: SENSITIVITY_CPT });
 		const denser = mine
 			.filter((j) => j.charsPerToken === SENSITIVITY_CPT)

@@ -15,7 +15,7 @@ import { buildPlan, type ReplayPlan } from "./plan.ts";
 import { type Trace, type TraceEntry, traceFromEntries } from "./trace-read.ts";
 import { listRecordedTraces, loadTrace } from "./traces.ts";
 
-export type SessionKind = "recorded" | "cut" | "generated";
+export type SessionKind = "recorded" | "cut" | "generated" | "window";
 
 export interface BenchSession {
 	trace: Trace;
@@ -27,6 +27,13 @@ export interface BenchSession {
 }
 
 export const HEADLINE_WINDOW = 200_000;
+/**
+ * The whole recorded traces and the long generated session again in smaller windows: with folding,
+ * the headline traces stay within the 150k budget of a 200k window, so early compaction (over the
+ * budget with nothing left to fold) can only be measured where the window is smaller (100k, and
+ * 128k, a common window).
+ */
+export const SMALL_WINDOWS = [100_000, 128_000] as const;
 export const CUT_PROMPTS = [15, 30] as const;
 /** The short generated session: cut after the first tool batch that reaches this many calls. */
 export const SHORT_CALLS = 40;
@@ -62,7 +69,11 @@ export async function benchSessions(o: {
 		if (s !== null && wanted(s.trace.name) && !(o.quick && sessions.length > 0)) sessions.push(s);
 	};
 	for (const source of recorded.sources) {
-		const names = [source.name, ...CUT_PROMPTS.map((n) => cutName(source.name, n))];
+		const names = [
+			source.name,
+			...CUT_PROMPTS.map((n) => cutName(source.name, n)),
+			...SMALL_WINDOWS.map((w) => windowName(source.name, w)),
+		];
 		if (!names.some(wanted)) continue;
 		const trace = loadTrace(source);
 		add({ trace, kind: "recorded", window: HEADLINE_WINDOW, origin: "recorded trace, whole" });
@@ -70,8 +81,14 @@ export async function benchSessions(o: {
 			const cut = cutAfterPrompts(trace, n, cutName(source.name, n));
 			add(cut && { trace: cut, kind: "cut", window: HEADLINE_WINDOW, origin: `first ${n} prompts of ${trace.name}` });
 		}
+		for (const w of SMALL_WINDOWS) add(smallWindow(trace, w, "recorded trace, whole"));
 	}
-	const generatedNames = [...SHORT_WINDOWS.map(shortName), DEMO_NAME, LONG_NAME];
+	const generatedNames = [
+		...SHORT_WINDOWS.map(shortName),
+		DEMO_NAME,
+		LONG_NAME,
+		...SMALL_WINDOWS.map((w) => windowName(LONG_NAME, w)),
+	];
 	if (generatedNames.some(wanted) && !(o.quick && sessions.length > 0)) {
 		o.log("[economics] recording the generated session through Pi (CONTEXTFOLD=0)…");
 		const long = await generatedTrace(o.bundle);
@@ -93,8 +110,23 @@ export async function benchSessions(o: {
 			window: HEADLINE_WINDOW,
 			origin: `generated: five prompts, ${countCalls(long)} tool calls`,
 		});
+		for (const w of SMALL_WINDOWS) add(smallWindow(long, w, `generated: five prompts, ${countCalls(long)} tool calls`));
 	}
 	return { sessions, note: recorded.note };
+}
+
+/** A session replayed in one of SMALL_WINDOWS instead of its own window. */
+function smallWindow(trace: Trace, window: number, what: string): BenchSession {
+	return {
+		trace: { ...trace, name: windowName(trace.name, window) },
+		kind: "window",
+		window,
+		origin: `${what}, in a ${kilo(window)} window`,
+	};
+}
+
+function windowName(name: string, window: number): string {
+	return `${name}-w${kilo(window)}`;
 }
 
 export function cutName(trace: string, prompts: number): string {

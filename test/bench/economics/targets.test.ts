@@ -1,4 +1,4 @@
-// The cost targets: the required one over every session, the 0.8x and geometric-mean ones over the
+// The cost targets: the required one over the sessions and, apart, over the small-window replays, the 0.8x and geometric-mean ones over the
 // whole recorded traces only, and the verdicts that change under a sensitivity billing.
 import { describe, expect, test } from "bun:test";
 import type { EconomicsResult, TraceResult } from "./bench.ts";
@@ -39,11 +39,13 @@ describe("cost targets", () => {
 		session("b", "recorded", [10, 6], [5, 3], [12, 7]),
 		session("a-p15", "cut", [4, 4.2], [2, 1.9], [5, 5]),
 		session("gen", "generated", [1, 0.5], [1, 0.4], [1, 1.1]),
+		session("a-w100k", "window", [8, 8.4], [4, 3.9], [9, 9]),
 	]);
 
 	test("headline: the required target over every session; 0.8x and the geometric mean over the recorded ones", () => {
 		expect(costTargets(r, HEAD).map((v) => [v.pass, v.detail])).toEqual([
 			[false, "1 of 4 sessions costlier: a-p15 1.050×"],
+			[false, "1 of 1 sessions costlier: a-w100k 1.050×"],
 			[true, "a 0.700×; b 0.600×"],
 			[true, "0.648× over 2 traces"],
 		]);
@@ -53,22 +55,27 @@ describe("cost targets", () => {
 		const all = sensitivityVerdicts(r);
 		expect(all.map((s) => s.billing)).toEqual([HEAD, OPENAI, RERUN]);
 		expect(all.map((s) => s.verdicts.map((v) => v.pass))).toEqual([
-			[false, true, true],
-			[true, true, false],
-			[false, true, true],
+			[false, false, true, true],
+			[true, true, true, false],
+			[false, true, true, true],
 		]);
 		// OpenAI: a 0.800× and b 0.600×, geometric mean 0.693×; a-p15 0.950×, no longer costlier.
 		expect(all[1]?.verdicts.map((v) => v.detail)).toEqual([
 			"all 4 sessions at or under 1.000× (highest: a-p15 0.950×)",
+			"all 1 sessions at or under 1.000× (highest: a-w100k 0.975×)",
 			"a 0.800×; b 0.600×",
 			"0.693× over 2 traces",
 		]);
 		expect(all.map((s) => s.flips)).toEqual([
 			[],
-			[{ session: "a-p15", headline: 1.05, here: 0.95 }],
+			[
+				{ session: "a-p15", headline: 1.05, here: 0.95 },
+				{ session: "a-w100k", headline: 1.05, here: 0.975 },
+			],
 			[
 				{ session: "a-p15", headline: 1.05, here: 1 },
 				{ session: "gen", headline: 0.5, here: 1.1 },
+				{ session: "a-w100k", headline: 1.05, here: 1 },
 			],
 		]);
 	});
@@ -77,6 +84,7 @@ describe("cost targets", () => {
 		const only = result([session("gen", "generated", [1, 0.9], [1, 0.9], [1, 0.9])]);
 		expect(costTargets(only, HEAD).map((v) => [v.pass, v.detail])).toEqual([
 			[true, "all 1 sessions at or under 1.000× (highest: gen 0.900×)"],
+			[null, "no such session"],
 			[null, "no whole recorded trace"],
 			[null, "no whole recorded trace"],
 		]);

@@ -59,18 +59,31 @@ const times = (x: number) => `${x.toFixed(3)}×`;
 export function costTargets(result: EconomicsResult, billing: string, arm = "cf-default"): Verdict[] {
 	const rows = rowsUnder(result, billing, arm);
 	if (rows.length === 0) return [{ target: "targets", pass: null, detail: "no session had both arms" }];
-	const costlier = rows.filter((r) => r.def.cost > r.native.cost);
 	const recorded = rows.filter((r) => r.t.kind === "recorded");
 	const g = geomean(recorded.map(ratioOf));
 	const list = (rs: readonly Row[]) => rs.map((r) => `${r.t.name} ${times(ratioOf(r))}`).join("; ");
+	const noneCostlier = (rs: readonly Row[]): Pick<Verdict, "pass" | "detail"> => {
+		const costlier = rs.filter((r) => r.def.cost > r.native.cost);
+		if (rs.length === 0) return { pass: null, detail: "no such session" };
+		return costlier.length === 0
+			? {
+					pass: true,
+					detail: `all ${rs.length} sessions at or under 1.000× (highest: ${list([...rs].sort((a, b) => ratioOf(b) - ratioOf(a)).slice(0, 1))})`,
+				}
+			: { pass: false, detail: `${costlier.length} of ${rs.length} sessions costlier: ${list(costlier)}` };
+	};
+	// The issue's set (whole, cut and generated sessions in their own windows); the small-window
+	// replays were added later to make early compaction fire, and get a verdict of their own.
+	const own = rows.filter((r) => r.t.kind !== "window");
+	const small = rows.filter((r) => r.t.kind === "window");
 	return [
 		{
 			target: "required: no session, whether whole, cut or generated, costs more than native Pi",
-			pass: costlier.length === 0,
-			detail:
-				costlier.length === 0
-					? `all ${rows.length} sessions at or under 1.000× (highest: ${list([...rows].sort((a, b) => ratioOf(b) - ratioOf(a)).slice(0, 1))})`
-					: `${costlier.length} of ${rows.length} sessions costlier: ${list(costlier)}`,
+			...noneCostlier(own),
+		},
+		{
+			target: "… and no whole trace or long session replayed in a smaller window (100k, 128k) either",
+			...noneCostlier(small),
 		},
 		{
 			target: "every whole recorded trace ≤ 0.8× native",
