@@ -40,13 +40,22 @@ export function sessionPlaces(opts: { flag?: string; env: NodeJS.ProcessEnv; cwd
 }
 
 function settingsSessionDir(env: NodeJS.ProcessEnv): string | null {
-	const read = readBoundedFile(join(agentDir(env), "settings.json"), MAX_PI_SETTINGS_BYTES);
-	if (read.status !== "ok") return null;
+	const data = readPiSettings(join(agentDir(env), "settings.json"));
+	return typeof data.sessionDir === "string" && data.sessionDir !== "" ? data.sessionDir : null;
+}
+
+/**
+ * A Pi settings file as an object, read bounded and only if it is a regular file (a FIFO there would
+ * block the read): missing, unreadable, too large or malformed reads as empty, so Pi's defaults apply.
+ */
+export function readPiSettings(path: string): Record<string, unknown> {
+	const read = readBoundedFile(path, MAX_PI_SETTINGS_BYTES);
+	if (read.status !== "ok") return {};
 	try {
-		const data = JSON.parse(read.text) as { sessionDir?: unknown };
-		return typeof data.sessionDir === "string" && data.sessionDir !== "" ? data.sessionDir : null;
+		const data = JSON.parse(read.text) as unknown;
+		return typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
 	} catch {
-		return null;
+		return {};
 	}
 }
 

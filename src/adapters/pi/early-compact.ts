@@ -10,7 +10,6 @@
  * compaction (never a model call), and never while Pi's own compaction is disabled in its settings.
  * Fails open: an error costs this decision only.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { earlyCompaction } from "../../core/early-compaction.ts";
@@ -23,6 +22,7 @@ import { thinkingPolicyFor } from "../../core/thinking-policy.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { sha256 } from "../../store/hash.ts";
 import { agentDir } from "../../store/paths.ts";
+import { readPiSettings } from "../../store/sessions.ts";
 import { type Runtime, sessionCwd } from "./runtime.ts";
 import { branchOf } from "./state.ts";
 
@@ -123,14 +123,8 @@ function piSettings(rt: Runtime, ctx: ExtensionContext): unknown {
 	const api = rt.pi as unknown as { getSettings?(): unknown };
 	if (typeof api.getSettings === "function") return api.getSettings();
 	const compactionOf = (path: string): Record<string, unknown> => {
-		try {
-			const raw = JSON.parse(readFileSync(path, "utf8")) as { compaction?: unknown };
-			return typeof raw.compaction === "object" && raw.compaction !== null
-				? (raw.compaction as Record<string, unknown>)
-				: {};
-		} catch {
-			return {};
-		}
+		const raw = readPiSettings(path).compaction;
+		return typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
 	};
 	const cwd = sessionCwd(ctx);
 	return {
