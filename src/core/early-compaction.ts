@@ -5,21 +5,13 @@
  */
 import { isSuccessfulResponse, promptTokensOf, type ThinkingPolicy, type ViewMessage } from "./blocks.ts";
 import { applyFrozenLayers } from "./frozen.ts";
-import { COMPACTION_SUMMARY_MAX_CHARS } from "./handoff.ts";
 import type { MaskIndex } from "./layers.ts";
 import type { FoldPlan } from "./plan.ts";
 import { type CompactDecision, decideCompaction } from "./policy/compact.ts";
+import { SUMMARY_TOKENS_BOUND } from "./policy/horizon.ts";
 import type { PiMessage } from "./session/view.ts";
 import { findCutIndex, type PiCompactionSettings } from "./simulate/compaction.ts";
-import { estimateTokens, MAX_REPORTED_TOKENS } from "./tokens.ts";
-
-/**
- * The deterministic summary's size, bounded: the rendered index is capped at
- * COMPACTION_SUMMARY_MAX_CHARS, and its header (what it is, where the originals are) stays under
- * 1,000 characters. The bound, not the exact size: rendering it needs the seed index, which the
- * extension reads from disk only when it compacts. After a few fold events the index fills the cap.
- */
-export const SUMMARY_TOKENS_BOUND = estimateTokens(COMPACTION_SUMMARY_MAX_CHARS + 1_000);
+import { MAX_REPORTED_TOKENS } from "./tokens.ts";
 
 export interface EarlyCompactionInput {
 	/** The next request, planned (not committed): the context Pi would send now, before any new prompt. */

@@ -74,8 +74,11 @@ type RulePlan = Pick<FoldPlan, "state" | "fixed" | "pricing">;
 /** The fold due or waiting under the priced rule, and the last fold the rule decided. */
 export interface FoldPaybacks {
 	next: {
-		/** `due`: the rule fires (on the next request); `waiting`: the event closest to paying. */
-		state: "due" | "waiting";
+		/**
+		 * `due`: the rule fires (on the next request); `waiting`: the event closest to paying; `held`:
+		 * its rent is paid, but Pi's compaction ahead makes it a loss (policy/horizon.ts).
+		 */
+		state: "due" | "waiting" | "held";
 		rule: FoldDecisionRecord["rule"] | null;
 		cold: ColdReason | null;
 		event: PricedEvent;
@@ -105,7 +108,8 @@ export function foldPaybacks(input: {
 		// A fold this very plan made is the last fold (its record), unless the request is still to come.
 		if (d.fire && (plan.state !== "fold" || input.pending === true))
 			next = { state: "due", rule: d.reason, cold, event: d.event, prices };
-		else if (!d.fire && d.best !== null) next = { state: "waiting", rule: null, cold, event: d.best, prices };
+		else if (!d.fire && d.best !== null)
+			next = { state: d.held === undefined ? "waiting" : "held", rule: null, cold, event: d.best, prices };
 	}
 	const lastFold = input.lastFold ?? null;
 	const record = lastFold?.decision;
@@ -123,7 +127,7 @@ export function paybackLines(p: FoldPaybacks): string[] {
 	if (n !== null)
 		out.push(
 			// Why a fold is due is said where it is announced (the position line, the gauge); not again here.
-			`${n.state === "due" ? "fold due" : "next fold"}: ${paybackWords(n.event, n.prices)}`,
+			`${n.state === "due" ? "fold due" : n.state === "held" ? "fold held for Pi's compaction" : "next fold"}: ${paybackWords(n.event, n.prices)}`,
 		);
 	if (p.last !== null)
 		out.push(
@@ -148,7 +152,7 @@ export function paybacksJson(p: FoldPaybacks) {
 						payback: Math.round(n.event.payback),
 						rent: Math.round(n.event.rent),
 						/** Requests until the rule fires at the current rate (0: due; null: not before the cache goes cold). */
-						requestsUntilDue: n.state === "due" ? 0 : requestsToPay(n.event),
+						requestsUntilDue: n.state === "due" ? 0 : n.state === "held" ? null : requestsToPay(n.event),
 						paysBackAfter: paysBackAfter(n.event),
 						words: paybackWords(n.event, n.prices),
 					},

@@ -18,6 +18,7 @@ import {
 } from "./layers.ts";
 import { decideFixed } from "./policy/fixed.ts";
 import { type FoldGeometry, foldGeometry } from "./policy/geometry.ts";
+import { compactionAhead, type PiCompactionFacts } from "./policy/horizon.ts";
 import {
 	type ColdReason,
 	decidePriced,
@@ -72,6 +73,8 @@ export interface PlanInput {
 	 * request, and no digest may reach the model before it can recall.
 	 */
 	tools?: { declared: false; rebuildsPrefix: boolean; tokens: number };
+	/** Pi's compaction settings for the model (the compaction ahead the rule weighs); Pi's defaults when absent. */
+	compaction?: PiCompactionFacts;
 	/** Any response in this session's recorded history reported a cache read (the fixed ladder's cold threshold). */
 	everCacheRead?: boolean;
 	hash: Hash;
@@ -158,8 +161,9 @@ export function planFold(input: PlanInput): FoldPlan {
 	const fallback = PRICE_PRESETS.anthropic;
 	const rates = relativeRates(prices, fallback);
 	const cold = input.cold ?? null;
+	const responses = candidates.length === 0 ? [] : responseIndices(messages);
 	const { groups, cum } =
-		geometry === null ? { groups: [], cum: [] } : priceGroups(messages, frozen, candidates, geometry.tail, ageEnd);
+		geometry === null ? { groups: [], cum: [] } : priceGroups(frozen, candidates, responses, geometry.tail, ageEnd);
 	// Without the recall tools declared, a fold can come one request later at the earliest, when all of
 	// this request will be in the cache: price it there, or the rewrite it waits for is too small.
 	// The previous request's prompt (every message before the newest response), or this whole request.
@@ -169,7 +173,17 @@ export function planFold(input: PlanInput): FoldPlan {
 		groups,
 		cachedEnd: cached,
 		cold,
-		overBudget: geometry !== null && usage.tokens > geometry.foldLine,
+		ahead:
+			geometry === null || groups.length === 0
+				? null
+				: compactionAhead({
+						tokensPerMessage: frozen.tokensPerMessage,
+						responses,
+						context: usage.tokens,
+						window: geometry.window,
+						pi: input.compaction,
+					}),
+		overBudget: geometry !== null && usage.tokens > geometry.budget,
 		budgetMinFreed: geometry?.budgetMinFreed ?? 0,
 		...(input.tools !== undefined && {
 			activation: {
@@ -222,7 +236,7 @@ export function planFold(input: PlanInput): FoldPlan {
 		const state: PlanState =
 			geometry === null
 				? "no-window"
-				: usage.tokens > (fixed === null ? geometry.foldLine : geometry.budget)
+				: usage.tokens > geometry.budget
 					? "floor"
 					: candidates.length === 0
 						? "idle"
@@ -282,22 +296,18 @@ function sumMass(chosen: readonly Candidate[]): number {
  * it) has paid no rent yet.
  */
 function priceGroups(
-	messages: readonly ViewMessage[],
 	frozen: FrozenPass,
 	candidates: readonly Candidate[],
+	responses: readonly number[],
 	tail: number,
 	ageEnd: number,
 ): { groups: PricedGroup[]; cum: number[] } {
 	if (candidates.length === 0) return { groups: [], cum: [] };
-	const n = messages.length;
-	// cum[i]: tokens before message i. responses: indices of successful responses, ascending.
+	const n = frozen.tokensPerMessage.length;
+	// cum[i]: tokens before message i.
 	const cum = new Array<number>(n + 1);
 	cum[0] = 0;
-	const responses: number[] = [];
-	for (let i = 0; i < n; i++) {
-		cum[i + 1] = (cum[i] as number) + (frozen.tokensPerMessage[i] ?? 0);
-		if (isSuccessfulResponse(messages[i] as ViewMessage)) responses.push(i);
-	}
+	for (let i = 0; i < n; i++) cum[i + 1] = (cum[i] as number) + (frozen.tokensPerMessage[i] ?? 0);
 	const groups: PricedGroup[] = [];
 	for (const c of candidates) {
 		const freed = c.tokens - (c.input !== undefined ? INPUT_DIGEST_TOKEN_ESTIMATE : DIGEST_TOKEN_ESTIMATE);
@@ -310,6 +320,13 @@ function priceGroups(
 		if (c.messageIndex < ageEnd) g.rentTokens += freed * requestsSinceFoldable(cum, responses, c.messageIndex, tail);
 	}
 	return { groups, cum };
+}
+
+/** Indices of the successful responses, ascending. */
+function responseIndices(messages: readonly ViewMessage[]): number[] {
+	const out: number[] = [];
+	for (let i = 0; i < messages.length; i++) if (isSuccessfulResponse(messages[i] as ViewMessage)) out.push(i);
+	return out;
 }
 
 /**

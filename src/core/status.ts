@@ -8,6 +8,7 @@ import type { FoldDecisionRecord } from "./layers.ts";
 import { dueWords, firedWords, foldPaybacks, isFixedRule, type LastFold, paybackLines, ruleLine } from "./payback.ts";
 import type { FoldPlan } from "./plan.ts";
 import type { CompactDecision, EarlyCompactionRecord } from "./policy/compact.ts";
+import { requestsToThreshold } from "./policy/horizon.ts";
 import { type ColdReason, type PricedEvent, RENT_MULTIPLE, requestsToPay } from "./policy/price.ts";
 import { formatTokens } from "./tokens.ts";
 import { formatDollars, plural } from "./wording.ts";
@@ -51,6 +52,10 @@ export function renderGauge(
 	// Due, but this request committed nothing (held back while the recall tools are declared): it comes next.
 	const due = f === null && plan.state !== "fold" ? plan.pricing.decision : null;
 	if (due?.fire) return `next fold: on the next request (${dueWords(due.reason)})`;
+	// A paid fold held for Pi's compaction ahead (over the budget too: folds are possible, not the floor).
+	const held = f === null && !plan.pricing.decision.fire ? plan.pricing.decision.held : undefined;
+	if (held !== undefined)
+		return `next fold: after Pi's compaction (~${plural(Math.max(1, requestsToThreshold(held)), "request")} away), cheaper than folding now`;
 	if (plan.state === "floor") return "⚠ no more folds possible (over budget)";
 	if (f !== null) {
 		if (!f.armed) return `next fold at ${Math.round((thresholdFraction ?? f.thresholdFraction) * 100)}% ctx`;

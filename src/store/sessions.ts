@@ -45,6 +45,23 @@ function settingsSessionDir(env: NodeJS.ProcessEnv): string | null {
 }
 
 /**
+ * Pi's compaction settings from its files, as Pi 0.80.6 merges them: the global settings file, then
+ * the project's (`<cwd>/.pi/settings.json`) over it, compaction fields only, as `{ compaction }`.
+ */
+export function readPiCompactionFiles(env: NodeJS.ProcessEnv, cwd: string | undefined): { compaction: object } {
+	const compactionOf = (path: string): Record<string, unknown> => {
+		const raw = readPiSettings(path).compaction;
+		return typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+	};
+	return {
+		compaction: {
+			...compactionOf(join(agentDir(env), "settings.json")),
+			...(cwd !== undefined ? compactionOf(join(cwd, ".pi", "settings.json")) : {}),
+		},
+	};
+}
+
+/**
  * A Pi settings file as an object, read bounded and only if it is a regular file (a FIFO there would
  * block the read): missing, unreadable, too large or malformed reads as empty, so Pi's defaults apply.
  */

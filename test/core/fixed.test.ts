@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { decideFixed } from "../../src/core/policy/fixed.ts";
-import { BUDGET_FOLD_MIN_SHARE, foldGeometry, PI_RESERVE_TOKENS } from "../../src/core/policy/geometry.ts";
+import { BUDGET_FOLD_MIN_SHARE, foldGeometry } from "../../src/core/policy/geometry.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
 import { FIXED_SETTINGS } from "../helpers/session.ts";
 
@@ -20,11 +20,7 @@ describe("geometry", () => {
 			budget,
 			tail: Math.min(S.tail, budget / 2),
 			budgetMinFreed: minFreed,
-			// 200k: the budget (150k) is under Pi's compaction line (183,616 less two minimums).
-			foldLine: budget,
 		});
-		// A small window: before Pi compacts at window - 16,384, less two budget minimums.
-		expect(foldGeometry(S, 40_000)?.foldLine).toBe(40_000 - PI_RESERVE_TOKENS - 2 * 600);
 	});
 	test("cap off, tail clamped to half the budget, tiny windows, no window", () => {
 		const D = { ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} };

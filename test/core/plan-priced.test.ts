@@ -162,8 +162,8 @@ const anthropicRates = () => ({ read: 0.3 / 3, write: 3.75 / 3 });
 
 describe("the first priced fold comes at the first request where its rent has reached RENT_MULTIPLE times its rewrite", () => {
 	test("a 100k window, results of ~1.7k tokens, Anthropic's prices", () => {
-		const run = drive({ turns: 40, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
-		const expected = expectedFirstFold(run.views, 100_000, PRICED, anthropicRates);
+		const run = drive({ turns: 40, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
+		const expected = expectedFirstFold(run.views, 200_000, PRICED, anthropicRates);
 		expect(expected).not.toBeNull();
 		const at = (expected as Expected).at;
 		expect(firstFold(run)).toBe(at);
@@ -193,19 +193,19 @@ describe("the first priced fold comes at the first request where its rent has re
 	});
 	test("no prompt cache: a fold the first time anything can fold", () => {
 		const noCache: PriceSchedule = { input: 2, output: 8, cacheRead: 0, cacheWrite: 0 };
-		const run = drive({ turns: 25, window: 100_000, extra: () => ({ prices: noCache }) });
+		const run = drive({ turns: 25, window: 200_000, extra: () => ({ prices: noCache }) });
 		const firstCandidate = run.plans.findIndex((p) => p.state !== "idle");
 		expect(firstFold(run)).toBe(firstCandidate);
-		expect(expectedFirstFold(run.views, 100_000, PRICED, () => ({ read: 1, write: 1 }))?.at).toBe(firstCandidate);
+		expect(expectedFirstFold(run.views, 200_000, PRICED, () => ({ read: 1, write: 1 }))?.at).toBe(firstCandidate);
 		expect(run.plans[firstCandidate]?.pricing.rates).toEqual({ read: 1, write: 1, basis: "model" });
 	});
 	test("no write premium (OpenAI-style) folds sooner than Anthropic's prices", () => {
 		const openai: PriceSchedule = { ...PRICE_PRESETS.openai };
-		const a = firstFold(drive({ turns: 40, window: 100_000, extra: () => ({ prices: ANTHROPIC }) }));
-		const run = drive({ turns: 40, window: 100_000, extra: () => ({ prices: openai }) });
+		const a = firstFold(drive({ turns: 40, window: 200_000, extra: () => ({ prices: ANTHROPIC }) }));
+		const run = drive({ turns: 40, window: 200_000, extra: () => ({ prices: openai }) });
 		const o = firstFold(run);
 		expect(o).toBe(
-			expectedFirstFold(run.views, 100_000, PRICED, () => ({ read: 0.125 / 1.25, write: 1 }))?.at as number,
+			expectedFirstFold(run.views, 200_000, PRICED, () => ({ read: 0.125 / 1.25, write: 1 }))?.at as number,
 		);
 		expect(o).toBeLessThan(a);
 	});
@@ -216,7 +216,7 @@ describe("the first priced fold comes at the first request where its rent has re
 		const settings = { tail: 2_500 };
 		const run = drive({
 			turns: 30,
-			window: 100_000,
+			window: 200_000,
 			settings,
 			extra: () => ({ prices: ANTHROPIC }),
 			results: (turn, ts) =>
@@ -235,7 +235,7 @@ describe("a cold cache folds everything foldable at once", () => {
 	const COLD_AT = 20;
 	const run = drive({
 		turns: 24,
-		window: 100_000,
+		window: 200_000,
 		extra: (turn) => ({ prices: ANTHROPIC, ...(turn === COLD_AT && { cold: "idle" as const }) }),
 	});
 	test("the cold request folds, before any rent paid", () => {
@@ -244,7 +244,7 @@ describe("a cold cache folds everything foldable at once", () => {
 		expect(plan.pricing.cold).toBe("idle");
 		expect(plan.pricing.decision.fire && plan.pricing.decision.reason).toBe("cold");
 		// Warm, the same request waits: its rent has not reached RENT_MULTIPLE times its rewrite.
-		const warm = drive({ turns: COLD_AT, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
+		const warm = drive({ turns: COLD_AT, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
 		expect(warm.plans[COLD_AT]?.layer).toBeNull();
 	});
 	test("it takes every tool result out of the tail that is big enough, and nothing is left to fold", () => {
@@ -280,13 +280,13 @@ describe("a cold cache folds everything foldable at once", () => {
 	});
 	test("every cold reason folds the same way", () => {
 		for (const cold of ["model-change", "uncached", "tools"] as const) {
-			const r = drive({ turns: COLD_AT, window: 100_000, extra: (turn) => (turn === COLD_AT ? { cold } : {}) });
+			const r = drive({ turns: COLD_AT, window: 200_000, extra: (turn) => (turn === COLD_AT ? { cold } : {}) });
 			expect(firstFold(r)).toBe(COLD_AT);
 			expect(r.plans[COLD_AT]?.layer?.decision?.cold).toBe(cold);
 		}
 	});
 	test("cold with nothing foldable yet: nothing happens", () => {
-		const r = drive({ turns: 6, window: 100_000, extra: () => ({ cold: "idle" }) });
+		const r = drive({ turns: 6, window: 200_000, extra: () => ({ cold: "idle" }) });
 		expect(r.plans.every((p) => p.layer === null && p.state === "idle")).toBe(true);
 	});
 });
@@ -298,7 +298,7 @@ describe("prices", () => {
 			...ANTHROPIC,
 			tiers: [{ above: 30_000, input: 6, output: 30, cacheRead: 1.2, cacheWrite: 6 }],
 		};
-		const run = drive({ turns: 40, window: 100_000, extra: () => ({ prices: tiered }) });
+		const run = drive({ turns: 40, window: 200_000, extra: () => ({ prices: tiered }) });
 		for (const p of run.plans) {
 			const above = p.usage.tokens > 30_000;
 			expect(p.pricing.prices).toEqual(
@@ -311,8 +311,8 @@ describe("prices", () => {
 		const rates = (t: number) =>
 			(run.plans[t] as FoldPlan).usage.tokens > 30_000 ? { read: 1.2 / 6, write: 1 } : anthropicRates();
 		const at = firstFold(run);
-		expect(at).toBe(expectedFirstFold(run.views, 100_000, PRICED, rates)?.at as number);
-		const flat = firstFold(drive({ turns: 40, window: 100_000, extra: () => ({ prices: ANTHROPIC }) }));
+		expect(at).toBe(expectedFirstFold(run.views, 200_000, PRICED, rates)?.at as number);
+		const flat = firstFold(drive({ turns: 40, window: 200_000, extra: () => ({ prices: ANTHROPIC }) }));
 		expect(at).toBeLessThan(flat);
 		expect(run.plans[at]?.layer?.decision?.prices).toEqual({ input: 6, output: 30, cacheRead: 1.2, cacheWrite: 6 });
 	});
@@ -321,19 +321,19 @@ describe("prices", () => {
 			...ANTHROPIC,
 			tiers: [{ above: 1_000_000, input: 6, output: 30, cacheRead: 6, cacheWrite: 6 }],
 		};
-		const a = drive({ turns: 35, window: 100_000, extra: () => ({ prices: high }) });
-		const b = drive({ turns: 35, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
+		const a = drive({ turns: 35, window: 200_000, extra: () => ({ prices: high }) });
+		const b = drive({ turns: 35, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
 		expect(a.plans.map((p) => p.layer)).toEqual(b.plans.map((p) => p.layer));
 	});
 	test("zero prices, or none: decided in tokens with Anthropic's ratios, and said so", () => {
 		const zero = drive({
 			turns: 35,
-			window: 100_000,
+			window: 200_000,
 			extra: () => ({ prices: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }),
 		});
-		const none = drive({ turns: 35, window: 100_000, extra: () => ({ prices: null }) });
-		const absent = drive({ turns: 35, window: 100_000 });
-		const model = drive({ turns: 35, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
+		const none = drive({ turns: 35, window: 200_000, extra: () => ({ prices: null }) });
+		const absent = drive({ turns: 35, window: 200_000 });
+		const model = drive({ turns: 35, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
 		for (const run of [zero, none, absent]) {
 			for (const p of run.plans) {
 				expect(p.pricing.rates.basis).toBe("ratios");
@@ -432,14 +432,14 @@ describe("the recall tools, declared lazily", () => {
 		expect(u.best.rewrite - d.best.rewrite).toBeCloseTo(after * (write - read), 0);
 	});
 	test("without anything to fold, the tools are not wanted", () => {
-		const run = drive({ turns: 10, window: 100_000, extra: () => ({ tools: TOOLS }) });
+		const run = drive({ turns: 10, window: 200_000, extra: () => ({ tools: TOOLS }) });
 		expect(run.plans.every((p) => p.toolsWanted === null)).toBe(true);
 	});
 });
 
 describe("what a priced layer records", () => {
 	// A session long enough for several rent folds.
-	const run = drive({ turns: 60, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
+	const run = drive({ turns: 60, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
 	const layers = run.plans.flatMap((p) => (p.layer === null ? [] : [{ plan: p, layer: p.layer }]));
 	test("the old enum's reason: threshold first, step after", () => {
 		expect(layers.length).toBeGreaterThanOrEqual(2);
@@ -461,22 +461,31 @@ describe("what a priced layer records", () => {
 			expect(d.event.rent).toBeGreaterThanOrEqual(RENT_MULTIPLE * d.event.rewrite);
 		}
 	});
-	test("over the budget (before Pi's compaction line in a small window): reason budget, in the enum and in the decision", () => {
-		const steep: PriceSchedule = { input: 1, output: 1, cacheRead: 0.01, cacheWrite: 10 };
-		const r = drive({ turns: 20, window: 40_000, extra: () => ({ prices: steep }) });
-		const at = firstFold(r);
-		const plan = r.plans[at] as FoldPlan;
-		// In a 40k window the line is Pi's compaction threshold less a margin, under the budget.
-		const line = plan.geometry?.foldLine as number;
-		expect(line).toBeLessThan(plan.geometry?.budget as number);
-		expect(plan.usage.tokens).toBeGreaterThan(line);
-		expect(r.plans.slice(0, at).every((p) => p.usage.tokens <= line)).toBe(true);
-		expect(plan.layer?.reason).toBe("budget");
-		expect(plan.layer?.decision?.rule).toBe("budget");
-		expect(plan.layer?.decision).not.toHaveProperty("cold");
-		// Its rent had not reached RENT_MULTIPLE times its rewrite: only the budget made it fire.
-		const d = plan.pricing.decision as Extract<FoldPlan["pricing"]["decision"], { fire: true }>;
-		expect(d.event.rent).toBeLessThan(RENT_MULTIPLE * d.event.rewrite);
+	test("in a small window a paid fold is held for Pi's compaction ahead, and the plan says what it waits for", () => {
+		// The same session in a 200k window folds by rent; in a 100k window, where Pi compacts at
+		// 83,616 within the requests the session is expected to run still, the fold's payback ends at that
+		// compaction and it puts the cheaper reset off: held.
+		const big = drive({ turns: 60, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
+		const small = drive({ turns: 60, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
+		const at = firstFold(big);
+		expect(at).toBeGreaterThan(0);
+		const plan = small.plans[at] as FoldPlan;
+		expect(plan.usage.tokens).toBeLessThan(100_000 - 16_384);
+		const d = plan.pricing.decision;
+		expect(d.fire).toBe(false);
+		if (d.fire || d.held === undefined) throw new Error("expected a held decision");
+		expect(d.held.threshold).toBe(100_000 - 16_384);
+		expect(d.held.context).toBe(plan.usage.tokens);
+		expect(d.best?.rent).toBeGreaterThanOrEqual(RENT_MULTIPLE * (d.best?.rewrite ?? 0));
+		expect(plan.layer).toBeNull();
+		// Past Pi's threshold (its compaction off, or set otherwise) nothing is ahead, and over the budget
+		// nothing else brings the context down: the next fold comes at once, by the budget.
+		const past = small.plans.findIndex((p) => p.usage.tokens >= 100_000 - 16_384);
+		expect(past).toBeGreaterThan(at);
+		const later = small.plans.slice(past);
+		expect(later[0]?.layer?.decision?.rule).toBe("budget");
+		expect(later[0]?.layer?.reason).toBe("budget");
+		expect(later.every((p) => p.pricing.decision.fire || !("held" in p.pricing.decision))).toBe(true);
 	});
 	test("a priced layer reads back whole, and an older reader's fields stay in the old enum", () => {
 		for (const { layer } of layers) {

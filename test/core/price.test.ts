@@ -8,6 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { PRICE_PRESETS, type Prices } from "../../src/core/accounting.ts";
+import { type CompactionAhead, worthBeforeCompaction } from "../../src/core/policy/horizon.ts";
 import {
 	type ColdReason,
 	decidePriced,
@@ -27,6 +28,8 @@ const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);
 /** Rates that are exact in binary, so that equalities hold to the last bit. */
 const R: RelativeRates = { read: 0.125, write: 1.25, basis: "model" };
 const NO_CACHE: RelativeRates = { read: 1, write: 1, basis: "model" };
+/** A compaction close ahead in a long session: it holds any small warm fold back. */
+const AHEAD: CompactionAhead = { threshold: 60_000, kept: 20_000, context: 55_000, growth: 1_000, remaining: 200 };
 
 const group = (messageIndex: number, offset: number, freed: number, rentTokens = 0): PricedGroup => ({
 	messageIndex,
@@ -40,8 +43,6 @@ const decide = (over: Partial<PriceInput>): PricedDecision =>
 		groups: [],
 		cachedEnd: 10_000,
 		cold: null,
-		overBudget: false,
-		budgetMinFreed: 3_000,
 		...over,
 	});
 const fired = (d: PricedDecision) => (d.fire ? d : null);
@@ -156,7 +157,7 @@ describe("rewriteCost", () => {
 
 describe("decidePriced", () => {
 	test("no candidates: nothing fires, nothing waits, whatever else holds", () => {
-		for (const over of [{}, { cold: "idle" as const }, { overBudget: true, budgetMinFreed: 0 }]) {
+		for (const over of [{}, { cold: "idle" as const }, { ahead: AHEAD }]) {
 			expect(decide(over)).toEqual({ fire: false, best: null });
 		}
 	});
@@ -168,26 +169,39 @@ describe("decidePriced", () => {
 			event: { from: 0, freed: 5_000, rewrite: -5_000 * 1.25, payback: 5_000 * 0.125, rent: 0 },
 		});
 	});
-	test("cold comes before the budget and the rent", () => {
+	test("cold comes before the rent and the compaction ahead", () => {
 		const groups = [group(3, 1_000, 4_000, 1_000_000)];
-		expect(fired(decide({ cold: "model-change", overBudget: true, budgetMinFreed: 0, groups }))?.reason).toBe("cold");
+		expect(fired(decide({ cold: "model-change", ahead: AHEAD, groups }))?.reason).toBe("cold");
 	});
 	test("cold with nothing to free fires nothing", () => {
 		const d = decide({ cold: "uncached", groups: [group(3, 1_000, 0), group(5, 2_000, 0)] });
 		expect(d.fire).toBe(false);
 	});
-	test("over the budget, the widest event fires when it frees at least the minimum", () => {
-		const groups = [group(3, 1_000, 2_000), group(7, 5_000, 3_000)];
-		// L = 10k - 1k = 9k, F = 5k: 4k·1.25 - 9k·0.125 = 5,000 - 1,125.
-		expect(decide({ overBudget: true, budgetMinFreed: 5_000, groups })).toEqual({
-			fire: true,
-			reason: "budget",
-			event: { from: 0, freed: 5_000, rewrite: 3_875, payback: 625, rent: 0 },
+	test("a paid event is held when the compaction ahead makes it a loss, and fires when it does not", () => {
+		// One group at offset 0: L = 10k, F = 2k, rewrite 8,750, payback 250; rent paid many times over.
+		const groups = [group(0, 0, 2_000, 1_000_000)];
+		expect(fired(decide({ groups }))?.reason).toBe("rent");
+		// T - C = 10k at 1k per request: Pi compacts in 10 requests; 50 more expected. The fold saves
+		// 2k·0.125 on 10 requests (2,500), then keeps the context near T for 2 requests more than the
+		// compaction would: (T - K = 40k)·0.125·2 = 10,000. Worth -7,500, under its rewrite: held.
+		const ahead: CompactionAhead = { threshold: 60_000, kept: 20_000, context: 50_000, growth: 1_000, remaining: 50 };
+		expect(worthBeforeCompaction(ahead, 2_000, 0.125)).toBeCloseTo(2_500 - 10_000, 9);
+		const held = decide({ groups, ahead });
+		expect(held).toEqual({
+			fire: false,
+			best: { from: 0, freed: 2_000, rewrite: 8_750, payback: 250, rent: 125_000 },
+			held: ahead,
 		});
-		// One token short of the minimum: no budget fold (and no rent yet: nothing fires).
-		expect(decide({ overBudget: true, budgetMinFreed: 5_001, groups }).fire).toBe(false);
-		// Under the budget the minimum means nothing.
-		expect(decide({ overBudget: false, budgetMinFreed: 0, groups }).fire).toBe(false);
+		// The session is expected to end first (8 requests to come, 10 to the threshold): 2k·0.125·8 =
+		// 2,000, under the 8,750 rewrite: still held. With 35 to come it is worth 8,750: it fires.
+		expect(worthBeforeCompaction({ ...ahead, remaining: 8 }, 2_000, 0.125)).toBe(2_000);
+		expect(decide({ groups, ahead: { ...ahead, remaining: 8 } }).fire).toBe(false);
+		const far = { ...ahead, threshold: 1_000_000, remaining: 35 };
+		expect(worthBeforeCompaction(far, 2_000, 0.125)).toBe(8_750);
+		expect(fired(decide({ groups, ahead: far }))?.reason).toBe("rent");
+		expect(decide({ groups, ahead: { ...far, remaining: 34 } }).fire).toBe(false);
+		// An event whose rent is not paid waits as before, held or not: no `held`.
+		expect(decide({ groups: [group(0, 0, 2_000, 0)], ahead })).not.toHaveProperty("held");
 	});
 	// One group at offset 0: L = 10k, F = 2k, rewrite = 8k·1.25 - 10k·0.125 = 8,750, payback 2k·0.125 = 250.
 	const REWRITE = 8_750;
@@ -353,11 +367,6 @@ describe("decidePriced", () => {
 			false,
 		);
 	});
-	test("over the budget the tools do not hold a fold back", () => {
-		const groups = [group(5, 8_000, 4_000)];
-		const d = fired(decide({ groups, overBudget: true, budgetMinFreed: 3_000, activation: { from: 0, tokens: 520 } }));
-		expect(d?.reason).toBe("budget");
-	});
 });
 
 describe("requestsToPay", () => {
@@ -413,6 +422,23 @@ const coldArb: fc.Arbitrary<ColdReason | null> = fc.oneof(
 	{ weight: 1, arbitrary: fc.constantFrom<ColdReason>("idle", "model-change", "uncached", "tools") },
 );
 
+/** Pi's compaction ahead: near or far, a session expected to end before it or to run past it. */
+const aheadArb: fc.Arbitrary<CompactionAhead> = fc
+	.record({
+		kept: fc.integer({ min: 1_000, max: 40_000 }),
+		above: fc.nat(60_000),
+		left: fc.integer({ min: 1, max: 150_000 }),
+		growth: fc.integer({ min: 1, max: 8_000 }),
+		remaining: fc.nat(400),
+	})
+	.map((a) => ({
+		threshold: a.kept + a.above + a.left,
+		kept: a.kept,
+		context: a.kept + a.above,
+		growth: a.growth,
+		remaining: a.remaining,
+	}));
+
 /** Candidate groups laid out in a cached prompt: integer tokens, offsets ascending, all before cachedEnd. */
 const inputArb: fc.Arbitrary<PriceInput> = fc
 	.record({
@@ -428,8 +454,7 @@ const inputArb: fc.Arbitrary<PriceInput> = fc
 		),
 		after: fc.nat(40_000),
 		cold: coldArb,
-		overBudget: fc.boolean(),
-		budgetMinFreed: fc.nat(12_000),
+		ahead: fc.option(aheadArb, { nil: null }),
 		activation: fc.option(fc.record({ at: fc.double({ min: 0, max: 1, noNaN: true }), tokens: fc.nat(2_000) }), {
 			nil: undefined,
 		}),
@@ -448,8 +473,7 @@ const inputArb: fc.Arbitrary<PriceInput> = fc
 			groups,
 			cachedEnd,
 			cold: x.cold,
-			overBudget: x.overBudget,
-			budgetMinFreed: x.budgetMinFreed,
+			ahead: x.ahead,
 			...(x.activation !== undefined && {
 				activation: { from: Math.floor(x.activation.at * cachedEnd), tokens: x.activation.tokens },
 			}),
@@ -458,8 +482,9 @@ const inputArb: fc.Arbitrary<PriceInput> = fc
 
 /**
  * The rule as stated, written out again plainly: one event per cut, every group from the cut on;
- * cold fires the widest, then the budget, then the widest event whose rent has reached
- * RENT_MULTIPLE times its rewrite; else the event that would fire first, were its rent to grow by its
+ * cold fires the widest, then the widest event whose rent has reached RENT_MULTIPLE times its
+ * rewrite and which the compaction ahead (if any) leaves worth its rewrite; a paid event held by it
+ * waits (the widest); else the event that would fire first, were its rent to grow by its
  * payback on every request, waits (the widest of those that would fire on the same request; one that
  * saves nothing per request never would).
  */
@@ -484,10 +509,23 @@ function statedRule(input: PriceInput): PricedDecision {
 	const widest = events[0];
 	if (widest === undefined) return { fire: false, best: null };
 	if (input.cold !== null && widest.freed > added) return { fire: true, reason: "cold", event: widest };
-	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
 	const threshold = (e: PricedEvent) => RENT_MULTIPLE * e.rewrite;
-	const paying = events.find((e) => e.freed > added && e.rent >= threshold(e));
+	const paid = events.filter((e) => e.freed > added && e.rent >= threshold(e));
+	const a = input.ahead ?? null;
+	const worth = (e: PricedEvent) => {
+		if (a === null) return true;
+		// Requests to Pi's threshold, and what the fold is worth by then, and after it (horizon.ts).
+		const F = e.payback / r;
+		const h = (a.threshold - a.context) / a.growth;
+		const value =
+			a.remaining <= h
+				? F * r * a.remaining
+				: F * r * h - (a.threshold - a.kept) * r * Math.min(F / a.growth, a.remaining - h);
+		return value >= e.rewrite;
+	};
+	const paying = paid.find(worth);
 	if (paying !== undefined) return { fire: true, reason: "rent", event: paying };
+	if (paid.length > 0 && a !== null) return { fire: false, best: paid[0] as PricedEvent, held: a };
 	const requests = (e: PricedEvent) =>
 		e.payback > 0 ? Math.max(0, Math.ceil((threshold(e) - e.rent) / e.payback)) : Number.POSITIVE_INFINITY;
 	const soonest = Math.min(...events.map(requests));
@@ -557,7 +595,7 @@ describe("decidePriced properties", () => {
 	test("no prompt cache (read 1, write 1): every event pays at once", () => {
 		fc.assert(
 			fc.property(inputArb, (input) => {
-				const warm = { ...input, rates: NO_CACHE, cold: null, overBudget: false };
+				const warm = { ...input, rates: NO_CACHE, cold: null, ahead: null };
 				delete warm.activation;
 				const d = decidePriced(warm);
 				if (input.groups.some((g) => g.freed > 0)) expect(d.fire).toBe(true);
@@ -584,14 +622,14 @@ describe("decidePriced properties", () => {
 			{ numRuns: RUNS },
 		);
 	});
-	test("warm, under the budget: a dearer read or a cheaper write never holds back a fold", () => {
+	test("warm, with no compaction ahead: a dearer read or a cheaper write never holds back a fold", () => {
 		fc.assert(
 			fc.property(
 				inputArb,
 				fc.double({ min: 0, max: 1, noNaN: true }),
 				fc.double({ min: 0, max: 1, noNaN: true }),
 				(input, up, down) => {
-					const warm = { ...input, cold: null, overBudget: false };
+					const warm = { ...input, cold: null, ahead: null };
 					const { read, write } = input.rates;
 					const rates = { ...input.rates, read: read + (1 - read) * up, write: write - (write - 1) * down };
 					if (decidePriced(warm).fire) expect(decidePriced({ ...warm, rates }).fire).toBe(true);
@@ -600,10 +638,10 @@ describe("decidePriced properties", () => {
 			{ numRuns: RUNS },
 		);
 	});
-	test("warm, under the budget: more rent never holds back a fold", () => {
+	test("warm, with no compaction ahead: more rent never holds back a fold", () => {
 		fc.assert(
 			fc.property(inputArb, fc.nat(7), fc.nat(200_000), (input, at, more) => {
-				const warm = { ...input, cold: null, overBudget: false };
+				const warm = { ...input, cold: null, ahead: null };
 				if (input.groups.length === 0 || !decidePriced(warm).fire) return;
 				const k = at % input.groups.length;
 				const groups = input.groups.map((g, j) => (j === k ? { ...g, rentTokens: g.rentTokens + more } : g));
@@ -616,7 +654,7 @@ describe("decidePriced properties", () => {
 	test("requestsToPay: that many more requests of payback reach RENT_MULTIPLE times the rewrite, one fewer do not", () => {
 		fc.assert(
 			fc.property(inputArb, (input) => {
-				const d = decidePriced({ ...input, cold: null, overBudget: false });
+				const d = decidePriced({ ...input, cold: null, ahead: null });
 				if (d.fire || d.best === null) return;
 				const e = d.best;
 				const n = requestsToPay(e);
@@ -672,11 +710,10 @@ const streamArb = fc.record({
 				{ weight: 4, arbitrary: fc.constant(null) },
 				{ weight: 1, arbitrary: fc.constant("idle" as const) },
 			),
-			overBudget: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
 		}),
 		{ minLength: 1, maxLength: 60 },
 	),
-	budgetMinFreed: fc.nat(8_000),
+	ahead: fc.option(aheadArb, { nil: null }),
 });
 
 /** What one request costs in input-token equivalents: the common prefix with the previous request read, the rest written. */
@@ -702,8 +739,9 @@ function bill(
 describe("the rent-or-buy bound", () => {
 	test("against never folding, the rule loses at most the rewrites it fired, at every point a session could end", () => {
 		const reasons = { rent: 0, cold: 0, budget: 0 };
+		let held = 0;
 		fc.assert(
-			fc.property(streamArb, ({ rates, steps, budgetMinFreed }) => {
+			fc.property(streamArb, ({ rates, steps, ahead }) => {
 				const blocks: Block[] = [];
 				let prevRule: [number, number][] | null = null;
 				let prevNever: [number, number][] | null = null;
@@ -744,9 +782,9 @@ describe("the rent-or-buy bound", () => {
 						groups,
 						cachedEnd: prevEnd,
 						cold: step.cold,
-						overBudget: step.overBudget,
-						budgetMinFreed,
+						ahead,
 					});
+					if (!d.fire && d.held !== undefined) held++;
 					if (d.fire) {
 						reasons[d.reason]++;
 						rewrites += d.event.rewrite;
@@ -768,7 +806,7 @@ describe("the rent-or-buy bound", () => {
 			}),
 			{ numRuns: RUNS },
 		);
-		// The streams do fold, by each of the three reasons (the bound is not met by never firing).
-		expect(Math.min(reasons.rent, reasons.cold, reasons.budget)).toBeGreaterThan(0);
+		// The streams do fold, by each reason (the bound is not met by never firing), and some are held.
+		expect(Math.min(reasons.rent, reasons.cold, held)).toBeGreaterThan(0);
 	});
 });

@@ -46,7 +46,7 @@ const plan = (decision: PricedDecision, over: Partial<FoldPlan> = {}, cold: Cold
 		...over,
 	}) as FoldPlan;
 const wait = (e: Partial<PricedEvent>): PricedDecision => ({ fire: false, best: { ...waiting, ...e } });
-const fire = (reason: "rent" | "cold" | "budget", e: Partial<PricedEvent> = {}): PricedDecision => ({
+const fire = (reason: "rent" | "cold", e: Partial<PricedEvent> = {}): PricedDecision => ({
 	fire: true,
 	reason,
 	event: { ...waiting, ...e },
@@ -94,7 +94,27 @@ describe("the gauge under the priced rule", () => {
 		],
 		["folded now by rent", plan(fire("rent")), "folded now (re-reading old output had cost half again the rewrite)"],
 		["folded now, cold", plan(fire("cold"), {}, "model-change"), "folded now (cache cold: the rewrite was free)"],
-		["folded now over the budget", plan(fire("budget")), "folded now (over the budget)"],
+		[
+			"held for Pi's compaction: how far it is, and why",
+			plan({
+				fire: false,
+				best: waiting,
+				held: { threshold: 83_616, kept: 23_250, context: 70_000, growth: 1_500, remaining: 90 },
+			}),
+			"next fold: after Pi's compaction (~10 requests away), cheaper than folding now",
+		],
+		[
+			"held over the budget: not the floor",
+			plan(
+				{
+					fire: false,
+					best: waiting,
+					held: { threshold: 83_616, kept: 23_250, context: 83_000, growth: 1_500, remaining: 90 },
+				},
+				{ state: "floor" },
+			),
+			"next fold: after Pi's compaction (~1 request away), cheaper than folding now",
+		],
 		["at the floor", plan(wait({}), { state: "floor" }), "⚠ no more folds possible (over budget)"],
 		["window unknown", plan(wait({}), { geometry: null, state: "no-window" }), "next fold: window unknown"],
 	])("%s", (_name, p, expected) => {
@@ -109,8 +129,8 @@ describe("the gauge under the priced rule", () => {
 			"next fold: on the next request (cache cold: the rewrite is free)",
 		);
 		// Over the budget too: a fold is coming, not the floor.
-		expect(renderGauge(plan(fire("budget"), { ...held, state: "floor" }))).toBe(
-			"next fold: on the next request (over the budget)",
+		expect(renderGauge(plan(fire("rent"), { ...held, state: "floor" }))).toBe(
+			"next fold: on the next request (re-reading old output has cost half again the rewrite)",
 		);
 	});
 	test("the words for a rent fold say the multiple: half again the rewrite", () => {
@@ -219,7 +239,7 @@ describe("the gauge along a grown session", () => {
 	// A golden of what a person reads request by request, at RENT_MULTIPLE 1.5 (the words test above
 	// pins it): the threshold (32k) is half again the rewrite (21k), and the fold comes when the rent passes it.
 	test("waiting, one request to go, folded now, then waiting again from no rent", () => {
-		const run = runGrowth({ turns: 35, resultTokens: 1_700, window: 100_000, settings: { fixedFolds: false } });
+		const run = runGrowth({ turns: 35, resultTokens: 1_700, window: 200_000, settings: { fixedFolds: false } });
 		const at = run.plans.findIndex((p) => p.layer !== null);
 		expect(at).toBe(33);
 		expect(run.plans.slice(12, 35).map((p) => renderGauge(p))).toEqual([

@@ -3,12 +3,14 @@
  * plan commits one, and apply substitutions in place. Everything here fails open: an error costs
  * this request's folding, never the request.
  */
+
 import { chmodSync, writeFileSync } from "node:fs";
 import type { PriceSchedule } from "../../core/accounting.ts";
 import type { ViewMessage } from "../../core/blocks.ts";
 import { valueAt } from "../../core/inputs.ts";
 import { layerMasks } from "../../core/layers.ts";
 import { type FoldPlan, type PlanInput, planFold, type Substitution } from "../../core/plan.ts";
+import type { PiCompactionFacts } from "../../core/policy/horizon.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
 import { buildView, type PiEntry, type PiMessage } from "../../core/session/view.ts";
 import type { Settings } from "../../core/settings.ts";
@@ -33,6 +35,8 @@ export interface HookDeps {
 	cwd?(): string | undefined;
 	/** The model's prices ($/Mtok, with tiers); null when it declares none (see policy/price.ts). */
 	prices?(): PriceSchedule | null;
+	/** Pi's compaction settings for the model (the compaction ahead the fold rule weighs); Pi's defaults without. */
+	compaction?(): PiCompactionFacts;
 	/** Why the cached prefix is gone for this request (see core/cache-life.ts), or null. */
 	cold?(messages: readonly PiMessage[]): ColdReason | null;
 	/**
@@ -104,6 +108,7 @@ export function runContextHook(messages: PiMessage[], deps: HookDeps): HookOutco
 		window: deps.contextWindow(),
 		everCacheRead: deps.state.everCacheRead,
 		prices: deps.prices?.() ?? null,
+		...(deps.compaction !== undefined && { compaction: deps.compaction() }),
 		cold: deps.cold?.(messages) ?? null,
 		hash: sha256,
 		thinking: thinkingPolicyFor(deps.modelApi?.()),

@@ -10,24 +10,22 @@
  * compaction (never a model call), and never while Pi's own compaction is disabled in its settings.
  * Fails open: an error costs this decision only.
  */
-import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { earlyCompaction } from "../../core/early-compaction.ts";
 import { earlyRecord } from "../../core/policy/compact.ts";
 import { modelKey } from "../../core/session/branch-state.ts";
 import { contextOf, previewPlan } from "../../core/session/preview.ts";
 import { buildView } from "../../core/session/view.ts";
-import { piCompactionOf } from "../../core/simulate/compaction.ts";
 import { thinkingPolicyFor } from "../../core/thinking-policy.ts";
 import { formatTokens } from "../../core/tokens.ts";
 import { sha256 } from "../../store/hash.ts";
-import { agentDir } from "../../store/paths.ts";
-import { readPiSettings } from "../../store/sessions.ts";
 import { type Runtime, sessionCwd } from "./runtime.ts";
 import { branchOf } from "./state.ts";
 
 export function registerEarlyCompaction(rt: Runtime): void {
 	rt.pi.on("agent_settled", (event, ctx) => {
+		// Read Pi's settings again from here on: the user may edit them before the next run.
+		rt.piCompaction.forget();
 		if ((event as { aborted?: boolean }).aborted === true) return;
 		try {
 			compactIfPriced(rt, ctx);
@@ -55,7 +53,7 @@ function compactIfPriced(rt: Runtime, ctx: ExtensionContext): void {
 		return;
 	}
 	const model = ctx.model;
-	const pi = piCompactionOf(piSettings(rt, ctx), model ? `${model.provider}/${model.id}` : undefined);
+	const pi = rt.piCompaction.of(ctx);
 	if (!pi.enabled || !rt.sync(ctx)) return;
 	const messages = contextOf(branchOf(ctx.sessionManager), (iso) => Date.parse(iso));
 	const branch = rt.state.branch;
@@ -71,6 +69,7 @@ function compactIfPriced(rt: Runtime, ctx: ExtensionContext): void {
 		cwd: sessionCwd(ctx),
 		prices: rt.pricesOf(ctx),
 		cold: rt.coldFor(ctx, messages),
+		compaction: pi,
 		hash: sha256,
 	});
 	const early = earlyCompaction({
@@ -112,25 +111,4 @@ function compactIfPriced(rt: Runtime, ctx: ExtensionContext): void {
 			);
 		},
 	});
-}
-
-/**
- * Pi's settings as it merges them: `pi.getSettings()` where Pi has it (1.6.0); on 0.80.6 the global
- * settings file, then the project's (`<cwd>/.pi/settings.json`) over it, compaction fields only.
- * Unreadable files count as empty (Pi's defaults apply).
- */
-function piSettings(rt: Runtime, ctx: ExtensionContext): unknown {
-	const api = rt.pi as unknown as { getSettings?(): unknown };
-	if (typeof api.getSettings === "function") return api.getSettings();
-	const compactionOf = (path: string): Record<string, unknown> => {
-		const raw = readPiSettings(path).compaction;
-		return typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
-	};
-	const cwd = sessionCwd(ctx);
-	return {
-		compaction: {
-			...compactionOf(join(agentDir(rt.env), "settings.json")),
-			...(cwd !== undefined ? compactionOf(join(cwd, ".pi", "settings.json")) : {}),
-		},
-	};
 }

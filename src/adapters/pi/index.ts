@@ -169,6 +169,7 @@ function registerContextHook(rt: Runtime, seeds: SeedWriter): void {
 				foldInputs: () => env.CONTEXTFOLD_TEST_NO_INPUTS !== "1" && inputsAllowed(rt, ctx),
 				cwd: () => sessionCwd(ctx),
 				prices: () => rt.pricesOf(ctx),
+				compaction: () => rt.piCompaction.of(ctx),
 				// The first request after a declaration that rebuilt the prompt rewrites it all anyway.
 				cold: (sent) => rt.coldFor(ctx, sent) ?? (declaredFresh ? "tools" : null),
 				tools: () => tools,

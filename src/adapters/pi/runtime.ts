@@ -2,6 +2,7 @@
  * The state one context-fold instance keeps for the session it is bound to, shared by the hook,
  * the tools, the commands and the advisories. Everything here is rebuilt on session_start.
  */
+
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PriceSchedule, Prices } from "../../core/accounting.ts";
 import { cacheLifetimeMs, coldForRequest, scheduleOf } from "../../core/cache-life.ts";
@@ -21,6 +22,7 @@ import { loadSettings } from "../../store/settings-load.ts";
 import { type Clock, clockFrom } from "./clock.ts";
 import type { HookOutcome } from "./context-hook.ts";
 import { Notices } from "./notices.ts";
+import { PiCompactionSettings } from "./pi-compaction.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
 import { RecallDeclaration } from "./tools.ts";
 
@@ -60,6 +62,8 @@ export class Runtime {
 	readonly clock: Clock;
 	/** When the recall tools are declared to the model (tools.ts). */
 	readonly recall: RecallDeclaration;
+	/** Pi's compaction settings, read at most once per run (pi-compaction.ts). */
+	readonly piCompaction: PiCompactionSettings;
 
 	constructor(
 		readonly pi: ExtensionAPI,
@@ -68,6 +72,7 @@ export class Runtime {
 		this.resolved = loadSettings(env);
 		this.clock = clockFrom(env);
 		this.recall = new RecallDeclaration(pi as unknown as ConstructorParameters<typeof RecallDeclaration>[0]);
+		this.piCompaction = new PiCompactionSettings(pi, env, sessionCwd);
 	}
 
 	get settings() {

@@ -4,18 +4,21 @@
  * recorded requests and the folded ones under one provider model. Prints a per-request table and a
  * summary, or JSON, and optionally writes an HTML page with a chart.
  */
+
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { PricePreset } from "../../core/accounting.ts";
 import { billingModel, type CacheTtl } from "../../core/billing.ts";
 import { foldRuleOf, pinnedNotice } from "../../core/fold-rule.ts";
 import { lookupModel } from "../../core/model-catalog.ts";
+import { piCompactionOf } from "../../core/simulate/compaction.ts";
 import { checkCosts, resolveModelPrices } from "../../core/simulate/pricing.ts";
 import { replaySession } from "../../core/simulate/replay.ts";
 import { billReplay } from "../../core/simulate/summary.ts";
 import { PROMPT_MEASURES, type PromptMeasure } from "../../core/simulate/wire.ts";
 import { sha256 } from "../../store/hash.ts";
 import { parseIsoTime } from "../../store/session-file.ts";
+import { readPiCompactionFiles } from "../../store/sessions.ts";
 import { boolFlag, intFlag, stringFlag } from "../args.ts";
 import { type CommandContext, remark } from "../context.ts";
 import { CliError, usageError } from "../errors.ts";
@@ -181,6 +184,14 @@ function simulateOne(
 		pricesFor: (provider, modelId) =>
 			modelPrices(provider, loaded.modelFacts(provider ?? undefined, modelId ?? undefined), p.price, modelId),
 		cacheLifetimeMs: p.ttl === "1h" ? 3_600_000 : 300_000,
+		// Pi's compaction settings as the user's Pi has them: the fold rule weighs the compaction ahead.
+		piCompaction: piCompactionOf(
+			readPiCompactionFiles(
+				ctx.io.env,
+				typeof loaded.file.header?.cwd === "string" ? loaded.file.header.cwd : undefined,
+			),
+			undefined,
+		),
 		measure: p.measure,
 		...(p.overhead !== undefined && { overhead: p.overhead }),
 	});

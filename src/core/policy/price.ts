@@ -24,10 +24,14 @@
  *   blocks cost that much more per request than folding them would have). An event that frees no
  *   more than the tools never pays and never fires, cold or not.
  * - A cold cache (the prefix is gone anyway) makes the rewrite free: fold everything at once.
- * - Over the budget, a fold puts off a compaction (a full rewrite of what it keeps, and the live
- *   context it drops), which outweighs any rewrite: fold at once if it frees enough to matter.
+ * - A warm event whose rent is paid is held when Pi's compaction ahead makes it a loss: it would pay
+ *   only until that compaction and put the cheaper reset off (horizon.ts). Over the budget that is
+ *   the common case in a small window; the compaction comes instead (Pi's, or an early one).
+ * - Over the budget with no compaction ahead (Pi's compaction is off, or the context is past its
+ *   threshold), nothing else brings the context down: fold at once if it frees enough to matter.
  */
 import type { Prices } from "../accounting.ts";
+import { type CompactionAhead, worthBeforeCompaction } from "./horizon.ts";
 
 /**
  * A waiting event fires once its rent reaches this multiple of its rewrite. Plain rent or buy is 1;
@@ -93,10 +97,12 @@ export interface PriceInput {
 	/** Tokens of the prompt the provider cached on the previous request (everything before the newest response). */
 	cachedEnd: number;
 	cold: ColdReason | null;
+	/** Pi's compaction ahead, when there is one to weigh (horizon.ts). */
+	ahead?: CompactionAhead | null;
 	/** The context is over the budget. */
-	overBudget: boolean;
+	overBudget?: boolean;
 	/** Over the budget, the least an event must free to be worth a rewrite. */
-	budgetMinFreed: number;
+	budgetMinFreed?: number;
 	/**
 	 * Declaring the recall tools (when they are not declared yet) changes the prompt from this token
 	 * offset on (0 when it rebuilds the system prompt), and adds this many tokens.
@@ -121,9 +127,10 @@ export type PricedDecision =
 	/**
 	 * Nothing fires: `best` is the event closest to paying, the one that fires first if the rent keeps
 	 * its current rate (the widest of those that fire on the same request; the widest if none ever
-	 * would warm). Null without candidates.
+	 * would warm). Null without candidates. `held`: an event's rent is paid, but Pi's compaction ahead
+	 * makes it a loss (`best` is then the widest such event).
 	 */
-	| { fire: false; best: PricedEvent | null };
+	| { fire: false; best: PricedEvent | null; held?: CompactionAhead };
 
 /** Price every event the candidates allow (one per possible cut) and pick the one the rule fires, if any. */
 export function decidePriced(input: PriceInput): PricedDecision {
@@ -134,10 +141,25 @@ export function decidePriced(input: PriceInput): PricedDecision {
 	// The event starting at the oldest group frees the most.
 	const widest = events[0] as PricedEvent;
 	if (input.cold !== null && widest.freed > tools) return { fire: true, reason: "cold", event: widest };
-	if (input.overBudget && widest.freed >= input.budgetMinFreed) return { fire: true, reason: "budget", event: widest };
-	// Of the events whose rent has reached RENT_MULTIPLE times their rewrite, the one that frees the most.
-	for (const e of events)
-		if (e.freed > tools && e.rent >= RENT_MULTIPLE * e.rewrite) return { fire: true, reason: "rent", event: e };
+	// Of the events whose rent has reached RENT_MULTIPLE times their rewrite, the one that frees the
+	// most, unless the compaction ahead makes it a loss.
+	const ahead = input.ahead ?? null;
+	// Over the budget with no compaction ahead (Pi's is off, or it did not come at its threshold),
+	// nothing else brings the context down: fold at once if it frees enough to matter.
+	if (
+		ahead === null &&
+		input.overBudget === true &&
+		widest.freed >= (input.budgetMinFreed ?? 0) &&
+		widest.freed > tools
+	)
+		return { fire: true, reason: "budget", event: widest };
+	let held: PricedEvent | null = null;
+	for (const e of events) {
+		if (e.freed <= tools || e.rent < RENT_MULTIPLE * e.rewrite) continue;
+		if (ahead === null || paysBeforeCompaction(ahead, e, input.rates)) return { fire: true, reason: "rent", event: e };
+		held ??= e;
+	}
+	if (held !== null && ahead !== null) return { fire: false, best: held, held: ahead };
 	// Closest in requests, not in tokens still owed: a wide event saves more per request, so it can
 	// pay sooner than a narrow one that owes less.
 	let best = widest;
@@ -204,4 +226,9 @@ export function requestsToPay(e: PricedEvent): number | null {
 	if (short <= 0) return 0;
 	if (e.payback <= 0) return null;
 	return Math.ceil(short / e.payback);
+}
+
+/** Whether a warm event is worth its rewrite against the compaction ahead (horizon.ts). */
+export function paysBeforeCompaction(ahead: CompactionAhead, e: PricedEvent, rates: RelativeRates): boolean {
+	return worthBeforeCompaction(ahead, e.payback / rates.read, rates.read) >= e.rewrite;
 }

@@ -3,9 +3,11 @@
  * (without the next prompt) mapped to the core's view and planned against the branch's layers. The
  * extension's status and advisories and the CLI's `status` ask this one question the same way.
  */
+
 import type { PriceSchedule } from "../accounting.ts";
 import type { Hash } from "../digest.ts";
 import { type FoldPlan, planFold } from "../plan.ts";
+import type { PiCompactionFacts } from "../policy/horizon.ts";
 import type { ColdReason } from "../policy/price.ts";
 import type { Settings } from "../settings.ts";
 import { thinkingPolicyFor } from "../thinking-policy.ts";
@@ -30,6 +32,8 @@ export interface PreviewInput {
 	prices?: PriceSchedule | null;
 	/** Why the cache is cold for the next request, or null. */
 	cold?: ColdReason | null;
+	/** Pi's compaction settings for the model; Pi's defaults when absent. */
+	compaction?: PiCompactionFacts;
 	hash: Hash;
 }
 
@@ -47,6 +51,7 @@ export function previewPlan(input: PreviewInput): FoldPlan {
 		...(typeof input.cwd === "string" && { cwd: input.cwd }),
 		prices: input.prices ?? null,
 		cold: input.cold ?? null,
+		...(input.compaction !== undefined && { compaction: input.compaction }),
 	});
 }
 

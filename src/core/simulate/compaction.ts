@@ -15,6 +15,7 @@ import type { ViewMessage } from "../blocks.ts";
 import type { Hash } from "../digest.ts";
 import { compactionSummaryOf } from "../handoff.ts";
 import type { FrozenLayer, MaskIndex } from "../layers.ts";
+import { PI_KEEP_RECENT_TOKENS, PI_RESERVE_TOKENS } from "../policy/horizon.ts";
 import { extractSeedRecord } from "../seed/extract.ts";
 import { pickFoldMessages, toolCallsOf, withoutFolded } from "../seed/pick.ts";
 import type { SeedRecord } from "../seed/schema.ts";
@@ -28,8 +29,8 @@ export interface PiCompactionSettings {
 
 /** Pi's defaults (DEFAULT_COMPACTION_SETTINGS in Pi 0.80 to 1.6). */
 export const PI_COMPACTION_DEFAULTS: Readonly<PiCompactionSettings> = {
-	reserveTokens: 16_384,
-	keepRecentTokens: 20_000,
+	reserveTokens: PI_RESERVE_TOKENS,
+	keepRecentTokens: PI_KEEP_RECENT_TOKENS,
 };
 
 /**
@@ -38,10 +39,10 @@ export const PI_COMPACTION_DEFAULTS: Readonly<PiCompactionSettings> = {
  * `compaction.modelOverrides["provider/id"]` first (Pi 1.6.0), Pi's defaults for anything absent or
  * not a non-negative whole number (where Pi itself would refuse to compact at all).
  */
-export function piCompactionOf(
-	settings: unknown,
-	model: string | undefined,
-): PiCompactionSettings & { enabled: boolean } {
+/** Pi's compaction settings for one model, and whether it compacts at all. */
+export type PiCompaction = PiCompactionSettings & { enabled: boolean };
+
+export function piCompactionOf(settings: unknown, model: string | undefined): PiCompaction {
 	const compaction = isRecord(settings) && isRecord(settings.compaction) ? settings.compaction : {};
 	const overrides = isRecord(compaction.modelOverrides) ? compaction.modelOverrides : {};
 	const own = model !== undefined && isRecord(overrides[model]) ? overrides[model] : {};

@@ -2,6 +2,7 @@ import type { PriceSchedule } from "../accounting.ts";
 import type { Hash } from "../digest.ts";
 import { addRecord, emptyIndex, type FrozenLayer, parseFoldRecord } from "../layers.ts";
 import type { FoldPlan } from "../plan.ts";
+import type { PiCompactionFacts } from "../policy/horizon.ts";
 import { TOOLS_ENTRY_TYPE } from "../recall-tools.ts";
 import { BranchReplay, FOLD_ENTRY_TYPE } from "../session/branch-state.ts";
 import type { ParseTime } from "../session/entries.ts";
@@ -27,6 +28,12 @@ export interface ReplayInput {
 	 * rule otherwise.
 	 */
 	compaction?: PiCompactionSettings | "recorded";
+	/**
+	 * Pi's compaction settings as the user's Pi has them (the CLI reads its files), for the compaction
+	 * ahead the fold rule weighs, as the extension weighs it; the replay's compaction settings (or Pi's
+	 * defaults) when absent.
+	 */
+	piCompaction?: PiCompactionFacts;
 	/** The session file, named in the deterministic compaction summary as the extension names it. */
 	sessionFile?: string | null;
 	/** The session's working directory (its header's), for the superseded rules' paths, as the extension passes it. */

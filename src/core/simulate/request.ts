@@ -3,6 +3,7 @@
  * planned with the extension's planFold (after a deterministic compaction when Pi's rule calls for
  * one), the usage the arm's provider would have reported, and both requests serialized for the biller.
  */
+
 import { promptOf } from "../accounting.ts";
 import { isSuccessfulResponse, type ViewMessage, viewTokens } from "../blocks.ts";
 import { cacheLifetimeMs, coldForRequest } from "../cache-life.ts";
@@ -10,6 +11,7 @@ import { earlyCompaction } from "../early-compaction.ts";
 import { applyFrozenLayers } from "../frozen.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
 import { type FoldPlan, planFold } from "../plan.ts";
+import type { PiCompactionFacts } from "../policy/horizon.ts";
 import type { ColdReason } from "../policy/price.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import { type BranchReplay, modelKey } from "../session/branch-state.ts";
@@ -175,6 +177,7 @@ function planArm(
 			inputs: !c.recorded.inputsRefused.has(modelKey(target.provider, target.model)),
 			...(c.input.cwd !== undefined && { cwd: c.input.cwd }),
 			prices: c.input.pricesFor?.(target.provider, target.model) ?? null,
+			...compactionFacts(c),
 			cold: c.tools.coldNext ? "tools" : coldOf(c, target),
 			...(!c.tools.declared && {
 				tools: { declared: false as const, rebuildsPrefix: true, tokens: RECALL_TOOLS_TOKENS },
@@ -246,6 +249,7 @@ function earlyCut(
 		inputs,
 		...(c.input.cwd !== undefined && { cwd: c.input.cwd }),
 		prices: c.input.pricesFor?.(target.provider, target.model) ?? null,
+		...compactionFacts(c),
 		cold: coldForRequest({
 			messages: settled.messages,
 			warmAt: c.arm.lastWarmAt,
@@ -368,4 +372,10 @@ function foldOf(layer: FrozenLayer): ReplayedFold {
 		usageAfter: layer.usageAfter,
 		codes: masks.map((b) => b.code),
 	};
+}
+
+/** Pi's compaction settings the fold rule weighs, as the extension had them (see ReplayInput.piCompaction). */
+function compactionFacts(c: ReplayState): { compaction?: PiCompactionFacts } {
+	if (c.input.piCompaction !== undefined) return { compaction: c.input.piCompaction };
+	return c.compactor === null ? {} : { compaction: { enabled: true, ...c.compactor.settings } };
 }
