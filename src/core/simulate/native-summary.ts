@@ -79,8 +79,8 @@ const TOOL_RESULT_MAX_CHARS = 2_000;
 
 /** A stand-in for one of Pi's fixed texts: plain characters, as long as the text is as JSON. */
 function standIn(name: keyof typeof PI_TEXT_JSON_CHARS): string {
-	const label = `[Pi's ${name} text]`;
-	return label + ".".repeat(Math.max(0, PI_TEXT_JSON_CHARS[name] - label.length));
+	const n = PI_TEXT_JSON_CHARS[name];
+	return `[Pi's ${name} text]${".".repeat(n)}`.slice(0, n);
 }
 
 /**
@@ -130,7 +130,9 @@ function truncated(text: string): string {
 	if (text.length <= TOOL_RESULT_MAX_CHARS) return text;
 	// Never end on half a surrogate pair.
 	const high = text.charCodeAt(TOOL_RESULT_MAX_CHARS - 1);
-	const end = high >= 0xd800 && high <= 0xdbff ? TOOL_RESULT_MAX_CHARS - 1 : TOOL_RESULT_MAX_CHARS;
+	const low = text.charCodeAt(TOOL_RESULT_MAX_CHARS);
+	const split = high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff;
+	const end = split ? TOOL_RESULT_MAX_CHARS - 1 : TOOL_RESULT_MAX_CHARS;
 	return `${text.slice(0, end)}\n\n[... ${text.length - TOOL_RESULT_MAX_CHARS} more characters truncated]`;
 }
 
@@ -200,11 +202,18 @@ export function summaryPromptTokens(measure: PromptMeasure, system: string, user
 /** Roles that start a turn (Pi: a user-like message; a compaction's summary never does). */
 const TURN_START_ROLES = new Set(["user", "bashExecution", "custom", "branchSummary"]);
 
+/** One summary request's texts: the system prompt and the user message (Pi's fixed texts stood in for). */
+export interface SummaryPrompt {
+	kind: SummaryRequest["kind"];
+	system: string;
+	user: string;
+}
+
 /**
  * The summary requests native Pi sends to compact `messages` (the context, the previous compaction's
- * summary first when there is one) at `cut` (the first kept message, findCutIndex), and the summary it
- * keeps. `previous`: the previous compaction of this arm, whose summary Pi updates and whose file lists
- * it carries on.
+ * summary first when there is one) at `cut` (the first kept message, findCutIndex), measured, and the
+ * summary it keeps. `previous`: the previous compaction of this arm, whose summary Pi updates and
+ * whose file lists it carries on.
  */
 export function nativeCompaction(
 	messages: readonly PiMessage[],
@@ -212,6 +221,21 @@ export function nativeCompaction(
 	previous: PreviousCompaction | null,
 	measure: PromptMeasure,
 ): NativeCompaction {
+	const { prompts, summary, files } = summaryPrompts(messages, cut, previous);
+	const requests = prompts.map((p) => ({
+		kind: p.kind,
+		prompt: summaryPromptTokens(measure, p.system, p.user),
+		output: NATIVE_SUMMARY_TOKENS,
+	}));
+	return { requests, summary, files };
+}
+
+/** The texts of the summary requests nativeCompaction measures, and the summary Pi keeps. */
+export function summaryPrompts(
+	messages: readonly PiMessage[],
+	cut: number,
+	previous: PreviousCompaction | null,
+): { prompts: SummaryPrompt[]; summary: string; files: FileLists } {
 	const start = messages[0]?.role === "compactionSummary" ? 1 : 0;
 	const cutMessage = messages[cut] as PiMessage;
 	let turnStart = -1;
@@ -222,10 +246,9 @@ export function nativeCompaction(
 	const history = messages.slice(start, split ? turnStart : cut).filter((m) => m.role !== "system");
 	const prefix = split ? messages.slice(turnStart, cut).filter((m) => m.role !== "system") : [];
 	const system = standIn("system");
-	const requests: SummaryRequest[] = [];
+	const prompts: SummaryPrompt[] = [];
 	const written = assumedSummaryText();
-	const ask = (kind: SummaryRequest["kind"], user: string) =>
-		requests.push({ kind, prompt: summaryPromptTokens(measure, system, user), output: NATIVE_SUMMARY_TOKENS });
+	const ask = (kind: SummaryRequest["kind"], user: string) => prompts.push({ kind, system, user });
 	let summary: string;
 	if (split) {
 		let historyText = previous?.summary ?? "No prior history.";
@@ -240,7 +263,7 @@ export function nativeCompaction(
 		summary = written;
 	}
 	const files = fileLists([...history, ...prefix], previous);
-	return { requests, summary: summary + fileListText(files), files };
+	return { prompts, summary: summary + fileListText(files), files };
 }
 
 /** Files read and modified (Pi's read, write and edit tools), with the previous compaction's. */
