@@ -161,7 +161,7 @@ function summaryCell(s: SummaryTotals): string {
 /** Where the cost of native Pi's compactions comes from, when the arm without folding re-decides them. */
 function nativeCompactionLines(summary: SimulationSummary): string[] {
 	const s = summary.baseline.summaries;
-	const text = `(without folding too, Pi's rule decides the compactions on this measure, ${summary.compactions.baseline} (the recording has ${summary.compactions.recorded}), and native Pi answers each with summary requests to the model: ${plural(s.requests, "request")} in all, ${groupDigits(s.prompt)} prompt tokens billed as uncached input, plus ${groupDigits(NATIVE_SUMMARY_TOKENS)} output tokens each (an assumed summary size; a real model's varies), ${formatDollars(s.cost)} of the cost without folding. The summary then in the context is of that size too.)`;
+	const text = `(without folding too, Pi's rule decides when to compact on this measure: ${plural(summary.compactions.baseline, "compaction")} (${summary.compactions.recorded} in the recording), each answered as native Pi answers it, with summary requests to the model: ${plural(s.requests, "request")} in all, ${groupDigits(s.prompt)} prompt tokens billed as uncached input, plus ${groupDigits(NATIVE_SUMMARY_TOKENS)} output tokens each (an assumed summary size; a real model's varies), ${formatDollars(s.cost)} of the cost without folding. The summary then in the context is of that size too.)`;
 	return wrap(text, 96, "  ", "   ");
 }
 

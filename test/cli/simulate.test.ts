@@ -149,7 +149,7 @@ describe("simulate: summary first, a chart, the table on request", () => {
 		expect(text).toMatch(new RegExp(`^ {2}summary requests +${sent.length} \\(\\${dollars(cost)}\\) +0 *$`, "m"));
 		expect(text).toContain(`compaction without folding (${sent.length} summary request`);
 		expect(text.replace(/\s+/g, " ")).toContain(
-			`and native Pi answers each with summary requests to the model: ${sent.length} request${sent.length === 1 ? "" : "s"} in all, ${prompt.toLocaleString("en-US")} prompt tokens billed as uncached input, plus 1,500 output tokens each (an assumed summary size; a real model's varies), ${dollars(cost)} of the cost without folding.`,
+			`Pi's rule decides when to compact on this measure: 1 compaction (0 in the recording), each answered as native Pi answers it, with summary requests to the model: ${sent.length} request${sent.length === 1 ? "" : "s"} in all, ${prompt.toLocaleString("en-US")} prompt tokens billed as uncached input, plus 1,500 output tokens each (an assumed summary size; a real model's varies), ${dollars(cost)} of the cost without folding.`,
 		);
 		// Keeping the recorded compactions (the default measure), there is no such row.
 		const plain = (await runCli(["simulate", path, "--window", "40000"], io())).stdout;
