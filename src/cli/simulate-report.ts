@@ -4,8 +4,16 @@
  */
 import type { PriceSchedule, Prices } from "../core/accounting.ts";
 import type { BilledRequest } from "../core/billing.ts";
+import { NATIVE_SUMMARY_TOKENS } from "../core/simulate/native-summary.ts";
 import type { CostCheck, ModelPrices } from "../core/simulate/pricing.ts";
-import type { ArmTotals, ImpossibleBaseline, SimulatedRow, Simulation } from "../core/simulate/summary.ts";
+import type {
+	ArmTotals,
+	ImpossibleBaseline,
+	SimulatedRow,
+	Simulation,
+	SimulationSummary,
+	SummaryTotals,
+} from "../core/simulate/summary.ts";
 import { groupDigits } from "../core/tokens.ts";
 import { formatDollars, plural } from "../core/wording.ts";
 import { formatPct, renderTable } from "./format.ts";
@@ -78,6 +86,12 @@ export function events(r: SimulatedRow): string {
 		);
 	if (r.request.compacted) out.push(MARK_WORDS.compaction);
 	if (r.request.armCompacted) out.push(MARK_WORDS["arm-compaction"]);
+	if (r.request.baseCompacted) {
+		const cost = r.baselineSummaries.reduce((n, s) => n + s.cost, 0);
+		out.push(
+			`compaction without folding (${plural(r.baselineSummaries.length, "summary request")}, ${formatDollars(cost)})`,
+		);
+	}
 	if (r.request.state === "floor") out.push("floor");
 	if (r.folded?.expired) out.push("cache expired");
 	else if (r.folded?.prefixBreak) out.push(f !== null ? "prefix rewritten" : "prefix changed");
@@ -100,6 +114,14 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		["cache expiries", String(b.expired), String(f.expired), ""],
 		["est. cost", formatDollars(b.cost), formatDollars(f.cost), delta(b.cost, f.cost)],
 	];
+	// Native Pi's summary requests, where the arm without folding answers its compactions as Pi does.
+	if (summary.compactions.baselineBy === "pi-rule")
+		rows.splice(rows.findIndex((r) => r[0] === "compactions") + 1, 0, [
+			"  summary requests",
+			summaryCell(b.summaries),
+			summaryCell(f.summaries),
+			"",
+		]);
 	const table = renderTable(
 		[{ title: "" }, { title: "no folding", align: "right" }, { title: "with folding", align: "right" }, { title: "" }],
 		rows,
@@ -124,15 +146,23 @@ export function renderSummary(s: SimulatedSession, o: SimulateOptions): string {
 		summary.compactions.foldedBy === "pi-rule"
 			? "  (with folding, Pi compacts by its own rule on the folded context, answered deterministically with no model call)"
 			: "  (with folding, the recorded compactions are kept)",
-		...(summary.compactions.baselineBy === "pi-rule"
-			? [
-					`  (without folding too, Pi's rule re-decides the ${groupDigits(summary.compactions.recorded)} recorded compaction(s) on this measure, answered the same way)`,
-				]
-			: []),
+		...(summary.compactions.baselineBy === "pi-rule" ? nativeCompactionLines(summary) : []),
 		"  (estimates: chars/4 tokens and the provider model above; the recorded figures are the real ones)",
 	];
 	if (s.malformed > 0) lines.push(`  ${s.malformed} unreadable line(s) in the session file were skipped`);
 	return lines.join("\n");
+}
+
+/** Summary requests in a cell: how many, and what they cost. */
+function summaryCell(s: SummaryTotals): string {
+	return s.requests === 0 ? "0" : `${groupDigits(s.requests)} (${formatDollars(s.cost)})`;
+}
+
+/** Where the cost of native Pi's compactions comes from, when the arm without folding re-decides them. */
+function nativeCompactionLines(summary: SimulationSummary): string[] {
+	const s = summary.baseline.summaries;
+	const text = `(without folding too, Pi's rule decides when to compact on this measure: ${plural(summary.compactions.baseline, "compaction")} (${summary.compactions.recorded} in the recording), each answered as native Pi answers it, with summary requests to the model: ${plural(s.requests, "request")} in all, ${groupDigits(s.prompt)} prompt tokens billed as uncached input, plus ${groupDigits(NATIVE_SUMMARY_TOKENS)} output tokens each (an assumed summary size; a real model's varies), ${formatDollars(s.cost)} of the cost without folding. The summary then in the context is of that size too.)`;
+	return wrap(text, 96, "  ", "   ");
 }
 
 /** What the part of a prompt not read from cache was billed as: cache writes, plain input, or both (per model). */
@@ -272,6 +302,13 @@ export function simulationJson(sessions: readonly SimulatedSession[], o: Simulat
 				baselineCompacted: r.request.baseCompacted,
 				baseline: bill(r.baseline),
 				folded: bill(r.folded),
+				baselineSummaries: r.baselineSummaries.map((b, i) => ({
+					kind: r.request.baseSummaries[i]?.kind ?? "history",
+					prompt: b.prompt,
+					input: b.input,
+					output: b.output,
+					cost: b.cost,
+				})),
 			})),
 		})),
 	};

@@ -147,6 +147,21 @@ export class PromptCache {
 	}
 }
 
+/**
+ * A request sent without the prompt cache (Pi asks for none on its compaction summaries): its whole
+ * prompt billed as plain input, at its model's prices for that prompt size. It reads nothing from the
+ * conversation's cache and leaves it as it was.
+ */
+export function billUncached(
+	model: BillingModel,
+	req: { prompt: number; output: number; prices?: PriceSchedule },
+): BilledRequest {
+	const prompt = Math.max(0, req.prompt);
+	const usage: Usage = { input: prompt, output: req.output, cacheRead: 0, cacheWrite: 0 };
+	const rates = requestPricing(model, req.prices, prompt).rates;
+	return { ...usage, prompt, cost: costOf(usage, rates), prefixBreak: false, expired: false };
+}
+
 export interface RequestPricing {
 	rates: Prices;
 	style: CacheStyle;

@@ -292,6 +292,7 @@ describe("with the traces in an agent directory", () => {
 			"baselineCompacted",
 			"baseline",
 			"folded",
+			"baselineSummaries",
 		]);
 		expect(s.requests.filter((q: { fold: unknown }) => q.fold !== null)).toHaveLength(n);
 		expect(s.requests.filter((q: { compacted: boolean }) => q.compacted)).toHaveLength(2);

@@ -123,6 +123,39 @@ describe("simulate: summary first, a chart, the table on request", () => {
 		expect(bad.stderr.split("\n")[0]).toBe('context-fold: --measure must be content or openai-json, got "tiktoken"');
 	});
 
+	test("--measure openai-json in a window the session fills: native Pi's summary requests without folding, counted and priced", async () => {
+		const argv = ["simulate", path, "--window", "40000", "--overhead", "500", "--measure", "openai-json"];
+		const body = await json([...argv, "--price", "anthropic"]);
+		const b = body.summary.baseline;
+		expect(body.summary.compactions).toMatchObject({ baseline: 1, baselineBy: "pi-rule", recorded: 0 });
+		const at = body.requests.filter((q: { baselineCompacted: boolean }) => q.baselineCompacted);
+		expect(at).toHaveLength(1);
+		const sent = at[0].baselineSummaries;
+		expect(sent).toHaveLength(b.summaries.requests);
+		// Each as uncached input of its prompt, plus the assumed 1,500-token summary, at $3 and $15 per Mtok.
+		for (const s of sent) {
+			expect(s).toMatchObject({ input: s.prompt, output: 1_500 });
+			expect(s.cost).toBeCloseTo((s.prompt * 3 + 1_500 * 15) / 1e6, 12);
+		}
+		const prompt = sent.reduce((n: number, s: { prompt: number }) => n + s.prompt, 0);
+		const cost = sent.reduce((n: number, s: { cost: number }) => n + s.cost, 0);
+		expect(b.summaries).toEqual({ requests: sent.length, prompt, output: 1_500 * sent.length, cost });
+		// Part of the arm's totals: every request's own bill, plus the summary requests.
+		const turns = body.requests.reduce((n: number, q: { baseline: { cost: number } }) => n + q.baseline.cost, 0);
+		expect(b.cost).toBeCloseTo(turns + cost, 12);
+		expect(body.summary.folded.summaries).toEqual({ requests: 0, prompt: 0, output: 0, cost: 0 });
+		const text = (await runCli([...argv, "--price", "anthropic", "--table"], io())).stdout;
+		const dollars = (n: number) => `$${n.toFixed(4)}`;
+		expect(text).toMatch(new RegExp(`^ {2}summary requests +${sent.length} \\(\\${dollars(cost)}\\) +0 *$`, "m"));
+		expect(text).toContain(`compaction without folding (${sent.length} summary request`);
+		expect(text.replace(/\s+/g, " ")).toContain(
+			`Pi's rule decides when to compact on this measure: 1 compaction (0 in the recording), each answered as native Pi answers it, with summary requests to the model: ${sent.length} request${sent.length === 1 ? "" : "s"} in all, ${prompt.toLocaleString("en-US")} prompt tokens billed as uncached input, plus 1,500 output tokens each (an assumed summary size; a real model's varies), ${dollars(cost)} of the cost without folding.`,
+		);
+		// Keeping the recorded compactions (the default measure), there is no such row.
+		const plain = (await runCli(["simulate", path, "--window", "40000"], io())).stdout;
+		expect(plain).not.toContain("summary requests");
+	});
+
 	test("the chart fits 80 columns and uses no colour, whatever the session", async () => {
 		for (const [calls, axis] of [
 			[1, "        1 2"],

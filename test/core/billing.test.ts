@@ -6,6 +6,7 @@ import {
 	type BillableRequest,
 	billingModel,
 	billRequests,
+	billUncached,
 	requestPricing,
 	serializeMessage,
 	sharedPrefix,
@@ -124,6 +125,30 @@ describe("billRequests with each request's own model prices", () => {
 		expect(bills[1]?.cost).toBeCloseTo((100 * 1 + 100 * 12.5 + 10 * 50) / 1e6, 12);
 		expect(requestPricing(billingModel("openai"), tiered, 151).rates.input).toBe(10);
 		expect(requestPricing(billingModel("openai"), tiered, 150).rates.input).toBe(5);
+	});
+
+	test("a request without the prompt cache (Pi's summary requests): its whole prompt as input, at the tier of its size", () => {
+		const tiered = { ...opus, tiers: [{ above: 150, input: 10, output: 50, cacheRead: 1, cacheWrite: 12.5 }] };
+		const model = billingModel("anthropic");
+		expect(billUncached(model, { prompt: 100, output: 1_500 })).toEqual({
+			input: 100,
+			output: 1_500,
+			cacheRead: 0,
+			cacheWrite: 0,
+			prompt: 100,
+			cost: (100 * 3 + 1_500 * 15) / 1e6,
+			prefixBreak: false,
+			expired: false,
+		});
+		// A model with a cache-write price still bills it as input: nothing is written to the cache.
+		expect(billUncached(model, { prompt: 100, output: 10, prices: tiered }).cost).toBeCloseTo(
+			(100 * 5 + 10 * 25) / 1e6,
+			12,
+		);
+		expect(billUncached(model, { prompt: 200, output: 10, prices: tiered }).cost).toBeCloseTo(
+			(200 * 10 + 10 * 50) / 1e6,
+			12,
+		);
 	});
 
 	test("without prices of its own a request is billed by the preset, as before", () => {

@@ -58,6 +58,15 @@ export function piCompactionOf(settings: unknown, model: string | undefined): Pi
 	};
 }
 
+/** Pi's rule: compact before the next request when the context estimate is past `window - reserve`. */
+export function piCompactionDue(
+	contextTokens: number,
+	window: number | undefined,
+	settings: Readonly<PiCompactionSettings>,
+): boolean {
+	return window !== undefined && window > 0 && contextTokens > window - settings.reserveTokens;
+}
+
 /** Characters Pi counts for an image in its estimate. */
 const PI_IMAGE_CHARS = 4800;
 
@@ -144,7 +153,7 @@ export class ReplayCompactor {
 
 	/** Pi's rule: compact before the next request when the estimate is past `window - reserve`. */
 	due(contextTokens: number, window: number | undefined): boolean {
-		return window !== undefined && window > 0 && contextTokens > window - this.settings.reserveTokens;
+		return piCompactionDue(contextTokens, window, this.settings);
 	}
 
 	/** Index the fold the way the extension's SeedWriter does, so a later summary renders the same records. */

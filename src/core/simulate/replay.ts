@@ -9,7 +9,9 @@ import type { ParseTime } from "../session/entries.ts";
 import type { PiEntry } from "../session/view.ts";
 import { ViewCache } from "../session/view-cache.ts";
 import type { Settings } from "../settings.ts";
+import { NativeCompactor } from "./baseline.ts";
 import { PI_COMPACTION_DEFAULTS, type PiCompactionSettings, ReplayCompactor } from "./compaction.ts";
+import type { SummaryRequest } from "./native-summary.ts";
 import { type ReplayState, replayRequest } from "./request.ts";
 import type { PromptMeasure } from "./wire.ts";
 
@@ -50,9 +52,10 @@ export interface ReplayInput {
 	 */
 	overhead?: number;
 	/**
-	 * Compaction in the arm without folding: the recorded ones, or Pi's rule re-applied (baseline.ts).
-	 * Default: recorded under the `content` measure; Pi's rule (Pi's default reserve and keep) under
-	 * any other, whose reports the recorded compactions were not decided on.
+	 * Compaction in the arm without folding: the recorded ones, or Pi's rule re-applied and answered
+	 * as native Pi answers it, with summary requests (baseline.ts). Default: recorded under the
+	 * `content` measure; Pi's rule (Pi's default reserve and keep) under any other, whose reports the
+	 * recorded compactions were not decided on.
 	 */
 	baseline?: PiCompactionSettings | "recorded";
 }
@@ -106,6 +109,12 @@ export interface ReplayedRequest {
 	armCompacted: boolean;
 	/** The arm without folding compacted by Pi's rule just before this request (when it re-decides them). */
 	baseCompacted: boolean;
+	/**
+	 * The summary requests native Pi sent for that compaction (native-summary.ts: the prompt by this
+	 * replay's measure, the output assumed), billed apart from the request, with no prompt cache. Empty
+	 * without a compaction, and when the arm keeps the recorded compactions.
+	 */
+	baseSummaries: SummaryRequest[];
 	/** The request serialized per message, without folding and with this replay's folds. */
 	baseParts: string[];
 	foldedParts: string[];
@@ -164,7 +173,7 @@ export function replaySession(input: ReplayInput): Replay {
 				: {
 						branch: new BranchReplay(input.parseTime),
 						views: new ViewCache(),
-						compactor: new ReplayCompactor(baseline, input.hash, input.sessionFile ?? null),
+						compactor: new NativeCompactor(baseline, measure),
 						usage: new Map(),
 					},
 	};

@@ -79,7 +79,7 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 	const b = c.baseline;
 	const base =
 		b === null
-			? { view: recordedView, compacted: false }
+			? { view: recordedView, compacted: false, summaries: [] }
 			: baselineContext(b, target.window, () => viewOf(c, b.branch, b.views, b.usage));
 	const toolsDeclared = c.tools.declared;
 	const { plan: p, view: armView, armCompacted } = planArm(c, recordedView, target);
@@ -127,6 +127,7 @@ export function replayRequest(c: ReplayState, entry: PiEntry, m: PiMessage, n: n
 		compacted,
 		armCompacted,
 		baseCompacted: base.compacted,
+		baseSummaries: base.summaries,
 		toolsDeclared,
 		baseParts,
 		foldedParts,

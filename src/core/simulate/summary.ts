@@ -2,24 +2,28 @@
  * A replay billed twice under one provider model: as recorded (no folding) and with the replay's
  * folds. The system prompt and tool definitions are not in the session file, so their size is
  * measured once: the first billed response's reported prompt minus the estimate of its messages.
+ * Where the arm without folding re-decides Pi's compactions, the summary requests native Pi sends
+ * for them are billed too, each as uncached input with the assumed summary as output.
  */
 import type { PriceSchedule } from "../accounting.ts";
-import { type BilledRequest, type BillingModel, PromptCache } from "../billing.ts";
+import { type BilledRequest, type BillingModel, billUncached, PromptCache } from "../billing.ts";
 import { type FrozenLayer, layerMasks } from "../layers.ts";
 import { RECALL_TOOLS_TOKENS } from "../recall-tools.ts";
 import type { Replay, ReplayedRequest } from "./replay.ts";
 import { overheadFrom, type PromptMeasure } from "./wire.ts";
 
 export interface ArmTotals {
-	/** Prompt tokens summed over every billed request. */
+	/** Prompt tokens summed over every billed request (summary requests included). */
 	prompt: number;
 	input: number;
 	cacheRead: number;
 	cacheWrite: number;
 	output: number;
-	/** US dollars, output included. */
+	/** US dollars, output included (summary requests included). */
 	cost: number;
-	/** Largest single prompt. */
+	/** Native Pi's compaction-summary requests, part of the totals above (the arm without folding only). */
+	summaries: SummaryTotals;
+	/** Largest single prompt of a conversation request (summary requests are not counted). */
 	peak: number;
 	/** Requests whose prefix was changed (something already sent was rewritten). */
 	prefixBreaks: number;
@@ -29,10 +33,21 @@ export interface ArmTotals {
 	hitRatio: number | null;
 }
 
+export interface SummaryTotals {
+	requests: number;
+	/** Prompt tokens, all billed as uncached input. */
+	prompt: number;
+	/** Output tokens: the assumed summary size per request. */
+	output: number;
+	cost: number;
+}
+
 export interface SimulatedRow {
 	request: ReplayedRequest;
 	baseline: BilledRequest | null;
 	folded: BilledRequest | null;
+	/** The summary requests native Pi sent just before this request, without folding (request.baseSummaries). */
+	baselineSummaries: BilledRequest[];
 }
 
 export interface Overhead {
@@ -139,9 +154,16 @@ export function billReplay(
 				fixedTokens: overhead.tokens + (r.toolsDeclared ? overhead.extension : 0),
 				parts: r.foldedParts,
 			}),
+			// Sent before the request, outside the conversation's cache: they do not change its bill.
+			baselineSummaries: r.baseSummaries.map((s) =>
+				billUncached(model, { prompt: s.prompt, output: s.output, ...(prices !== undefined && { prices }) }),
+			),
 		};
 	});
-	const baselineTotals = totals(rows.map((r) => r.baseline));
+	const baselineTotals = totals(
+		rows.map((r) => r.baseline),
+		rows.flatMap((r) => r.baselineSummaries),
+	);
 	const foldedTotals = totals(rows.map((r) => r.folded));
 	const recordedCosts = replay.requests.filter((r) => r.billed).map((r) => r.recordedCost);
 	const summary: SimulationSummary = {
@@ -207,7 +229,7 @@ function measureOverhead(
 	return { tokens: overheadFrom(first.reported, first.baseParts), source: "first-response" };
 }
 
-function totals(bills: ReadonlyArray<BilledRequest | null>): ArmTotals {
+function totals(bills: ReadonlyArray<BilledRequest | null>, summaries: readonly BilledRequest[] = []): ArmTotals {
 	const t: ArmTotals = {
 		prompt: 0,
 		input: 0,
@@ -215,6 +237,7 @@ function totals(bills: ReadonlyArray<BilledRequest | null>): ArmTotals {
 		cacheWrite: 0,
 		output: 0,
 		cost: 0,
+		summaries: { requests: 0, prompt: 0, output: 0, cost: 0 },
 		peak: 0,
 		prefixBreaks: 0,
 		expired: 0,
@@ -231,6 +254,16 @@ function totals(bills: ReadonlyArray<BilledRequest | null>): ArmTotals {
 		t.peak = Math.max(t.peak, b.prompt);
 		if (b.prefixBreak) t.prefixBreaks++;
 		if (b.expired) t.expired++;
+	}
+	for (const s of summaries) {
+		t.summaries.requests++;
+		t.summaries.prompt += s.prompt;
+		t.summaries.output += s.output;
+		t.summaries.cost += s.cost;
+		t.prompt += s.prompt;
+		t.input += s.input;
+		t.output += s.output;
+		t.cost += s.cost;
 	}
 	t.hitRatio = t.prompt > 0 ? t.cacheRead / t.prompt : null;
 	return t;

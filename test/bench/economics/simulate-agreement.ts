@@ -30,10 +30,17 @@ export interface SimulatedArm {
 	compactions: number;
 }
 
+/** Native Pi's compaction-summary requests the arm without folding billed (part of its prompt and cost). */
+export interface SimulatedSummaries {
+	requests: number;
+	prompt: number;
+	cost: number;
+}
+
 export interface SimulateAgreement {
 	/** The --overhead given (tokens), or null when simulate measured it itself. */
 	overhead: number | null;
-	baseline: SimulatedArm;
+	baseline: SimulatedArm & { summaries: SimulatedSummaries };
 	folded: SimulatedArm & { foldEvents: number };
 	/** Milliseconds the replay and billing took. */
 	ms: number;
@@ -64,7 +71,16 @@ export function simulateTrace(t: Trace, overhead: number | undefined, window = W
 	const s = sim.summary;
 	return {
 		overhead: overhead ?? null,
-		baseline: { prompt: s.baseline.prompt, cost: s.baseline.cost, compactions: s.compactions.baseline },
+		baseline: {
+			prompt: s.baseline.prompt,
+			cost: s.baseline.cost,
+			compactions: s.compactions.baseline,
+			summaries: {
+				requests: s.baseline.summaries.requests,
+				prompt: s.baseline.summaries.prompt,
+				cost: s.baseline.summaries.cost,
+			},
+		},
 		folded: {
 			prompt: s.folded.prompt,
 			cost: s.folded.cost,

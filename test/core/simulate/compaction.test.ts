@@ -5,6 +5,7 @@ import { billingModel } from "../../../src/core/billing.ts";
 import type { PiEntry, PiMessage } from "../../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS } from "../../../src/core/settings.ts";
 import { findCutIndex, PI_COMPACTION_DEFAULTS, piMessageTokens } from "../../../src/core/simulate/compaction.ts";
+import { assumedSummaryText } from "../../../src/core/simulate/native-summary.ts";
 import { replaySession } from "../../../src/core/simulate/replay.ts";
 import { billReplay } from "../../../src/core/simulate/summary.ts";
 import { filler, sha256, T0 } from "../../helpers/session.ts";
@@ -250,7 +251,9 @@ describe("the arm without folding under a measure other than content", () => {
 		expect(sim.summary.compactions.baseline).toBeGreaterThan(0);
 		expect(sim.summary.baseline.peak).toBeLessThanOrEqual(window);
 		const first = r.requests.findIndex((q) => q.baseCompacted);
-		expect(r.requests[first]?.baseParts[0]).toContain("Earlier history was compacted by context-fold");
+		// Answered as native Pi answers it: summary requests to the model, and a summary of the assumed size.
+		expect(r.requests[first]?.baseParts[0]).toContain(JSON.stringify(assumedSummaryText()).slice(1, -1));
+		expect(r.requests[first]?.baseSummaries.length).toBeGreaterThan(0);
 		// The request before it was under the threshold by the measure the responses reported.
 		expect(sim.rows[first - 1]?.baseline?.prompt ?? Number.POSITIVE_INFINITY).toBeLessThanOrEqual(
 			window - PI_COMPACTION_DEFAULTS.reserveTokens,
