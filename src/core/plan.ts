@@ -18,12 +18,13 @@ import {
 } from "./layers.ts";
 import { decideFixed } from "./policy/fixed.ts";
 import { type FoldGeometry, foldGeometry } from "./policy/geometry.ts";
-import { compactionAhead, type PiCompactionFacts } from "./policy/horizon.ts";
+import { type CompactionAhead, compactionAhead, type PiCompactionFacts } from "./policy/horizon.ts";
 import {
 	type ColdReason,
 	decidePriced,
 	type PricedDecision,
 	type PricedGroup,
+	paysBeforeCompaction,
 	type RelativeRates,
 	relativeRates,
 	requestsToPay,
@@ -168,21 +169,23 @@ export function planFold(input: PlanInput): FoldPlan {
 	// this request will be in the cache: price it there, or the rewrite it waits for is too small.
 	// The previous request's prompt (every message before the newest response), or this whole request.
 	const cached = groups.length === 0 ? 0 : ((input.tools === undefined ? cum[frozen.lastOk] : cum.at(-1)) ?? 0);
+	const ahead =
+		geometry === null || groups.length === 0
+			? null
+			: compactionAhead({
+					tokensPerMessage: frozen.tokensPerMessage,
+					responses,
+					context: usage.tokens,
+					beforeTail: cum[protectedFrom] ?? 0,
+					window: geometry.window,
+					pi: input.compaction,
+				});
 	const decision = decidePriced({
 		rates,
 		groups,
 		cachedEnd: cached,
 		cold,
-		ahead:
-			geometry === null || groups.length === 0
-				? null
-				: compactionAhead({
-						tokensPerMessage: frozen.tokensPerMessage,
-						responses,
-						context: usage.tokens,
-						window: geometry.window,
-						pi: input.compaction,
-					}),
+		ahead,
 		overBudget: geometry !== null && usage.tokens > geometry.budget,
 		budgetMinFreed: geometry?.budgetMinFreed ?? 0,
 		...(input.tools !== undefined && {
@@ -225,7 +228,12 @@ export function planFold(input: PlanInput): FoldPlan {
 			cold,
 			decision,
 		},
-		toolsWanted: fixed === null ? toolsWanted(input, decision) : input.tools !== undefined && fixed.fire ? "now" : null,
+		toolsWanted:
+			fixed === null
+				? toolsWanted(input, decision, ahead, rates)
+				: input.tools !== undefined && fixed.fire
+					? "now"
+					: null,
 		mass: Math.max(0, mass),
 		maskedBlocks: frozen.maskedBlocks,
 		maskedTokens: frozen.maskedTokens,
@@ -373,10 +381,18 @@ function decisionRecord(
 }
 
 /** Whether to declare the recall tools now (see FoldPlan.toolsWanted). */
-function toolsWanted(input: PlanInput, decision: PricedDecision): FoldPlan["toolsWanted"] {
+function toolsWanted(
+	input: PlanInput,
+	decision: PricedDecision,
+	ahead: CompactionAhead | null,
+	rates: RelativeRates,
+): FoldPlan["toolsWanted"] {
 	if (input.tools === undefined) return null;
 	if (decision.fire) return "now";
-	if (decision.best === null) return null;
+	// Held for Pi's compaction: nothing is due, and declaring the tools would cost on every request.
+	if (decision.best === null || decision.held !== undefined) return null;
 	const n = requestsToPay(decision.best);
-	return n !== null && n <= 1 ? "soon" : null;
+	if (n === null || n > 1) return null;
+	// Paid next request, it would be held for the compaction all the same: no tools for it.
+	return ahead !== null && !paysBeforeCompaction(ahead, decision.best, rates) ? null : "soon";
 }

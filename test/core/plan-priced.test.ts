@@ -10,7 +10,7 @@ import { PRICE_PRESETS, type PriceSchedule } from "../../src/core/accounting.ts"
 import type { ViewMessage } from "../../src/core/blocks.ts";
 import { addRecord, emptyIndex, type FrozenLayer, type MaskIndex, parseFoldRecord } from "../../src/core/layers.ts";
 import { type FoldPlan, type PlanInput, planFold } from "../../src/core/plan.ts";
-import { RENT_MULTIPLE } from "../../src/core/policy/price.ts";
+import { type PricedEvent, RENT_MULTIPLE, requestsToPay } from "../../src/core/policy/price.ts";
 import { buildView, type PiMessage } from "../../src/core/session/view.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../src/core/settings.ts";
 import { estimateTokens } from "../../src/core/tokens.ts";
@@ -462,29 +462,53 @@ describe("what a priced layer records", () => {
 		}
 	});
 	test("in a small window a paid fold is held for Pi's compaction ahead, and the plan says what it waits for", () => {
-		// The same session in a 200k window folds by rent; in a 100k window, where Pi compacts at
-		// 83,616 within the requests the session is expected to run still, the fold's payback ends at that
-		// compaction and it puts the cheaper reset off: held.
-		const big = drive({ turns: 60, window: 200_000, extra: () => ({ prices: ANTHROPIC }) });
-		const small = drive({ turns: 60, window: 100_000, extra: () => ({ prices: ANTHROPIC }) });
-		const at = firstFold(big);
+		// Each step adds a 2.5k result that can fold and a 1k message of the user's that cannot. In a 128k
+		// window, where Pi compacts at 111,616, the first paid fold would leave the context far above
+		// what a compaction keeps, shortly before it: held. The same request in a 200k window is not.
+		const results = (turn: number, ts: number) => [
+			toolResult(`r${turn}`, ts, filler(2_500, `t${turn}`)),
+			user(`n${turn}`, filler(1_000, `n${turn}`), ts + 1),
+		];
+		const W = 128_000;
+		const big = drive({ turns: 60, window: 200_000, results, extra: () => ({ prices: ANTHROPIC }) });
+		const small = drive({ turns: 60, window: W, results, extra: () => ({ prices: ANTHROPIC }) });
+		const isHeld = (p: FoldPlan) => !p.pricing.decision.fire && p.pricing.decision.held !== undefined;
+		const at = small.plans.findIndex(isHeld);
 		expect(at).toBeGreaterThan(0);
+		// The same request in a 200k window has nothing to hold for: Pi's threshold is far off.
+		expect(isHeld(big.plans[at] as FoldPlan)).toBe(false);
 		const plan = small.plans[at] as FoldPlan;
-		expect(plan.usage.tokens).toBeLessThan(100_000 - 16_384);
+		expect(plan.usage.tokens).toBeLessThan(W - 16_384);
 		const d = plan.pricing.decision;
 		expect(d.fire).toBe(false);
 		if (d.fire || d.held === undefined) throw new Error("expected a held decision");
-		expect(d.held.threshold).toBe(100_000 - 16_384);
+		expect(d.held.threshold).toBe(W - 16_384);
 		expect(d.held.context).toBe(plan.usage.tokens);
 		expect(d.best?.rent).toBeGreaterThanOrEqual(RENT_MULTIPLE * (d.best?.rewrite ?? 0));
 		expect(plan.layer).toBeNull();
 		// Past Pi's threshold (its compaction off, or set otherwise) nothing is ahead, and over the budget
 		// nothing else brings the context down: the next fold comes at once, by the budget.
-		const past = small.plans.findIndex((p) => p.usage.tokens >= 100_000 - 16_384);
+		const past = small.plans.findIndex((p) => p.usage.tokens >= W - 16_384);
 		expect(past).toBeGreaterThan(at);
 		const later = small.plans.slice(past);
 		expect(later[0]?.layer?.decision?.rule).toBe("budget");
 		expect(later[0]?.layer?.reason).toBe("budget");
+		// Held, nothing is due: the recall tools are not declared for it (they would cost on every request).
+		expect(small.plans.slice(0, at).every((p) => p.layer === null)).toBe(true);
+		const lazy = planFold({
+			messages: small.views[at] as ViewMessage[],
+			index: emptyIndex(),
+			settings: PRICED,
+			window: W,
+			hash: sha256,
+			prices: ANTHROPIC,
+			tools: { declared: false, rebuildsPrefix: false, tokens: 519 },
+		});
+		// Undeclared, the event is priced with the declaration's rewrite: its rent is one request short
+		// (it would be "soon"), but once paid it would be held: the tools are not declared for it.
+		expect(lazy.pricing.decision.fire).toBe(false);
+		expect(requestsToPay((lazy.pricing.decision as { best: PricedEvent }).best)).toBe(1);
+		expect(lazy.toolsWanted).toBeNull();
 		expect(later.every((p) => p.pricing.decision.fire || !("held" in p.pricing.decision))).toBe(true);
 	});
 	test("a priced layer reads back whole, and an older reader's fields stay in the old enum", () => {

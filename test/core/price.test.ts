@@ -29,7 +29,14 @@ const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);
 const R: RelativeRates = { read: 0.125, write: 1.25, basis: "model" };
 const NO_CACHE: RelativeRates = { read: 1, write: 1, basis: "model" };
 /** A compaction close ahead in a long session: it holds any small warm fold back. */
-const AHEAD: CompactionAhead = { threshold: 60_000, kept: 20_000, context: 55_000, growth: 1_000, remaining: 200 };
+const AHEAD: CompactionAhead = {
+	threshold: 60_000,
+	kept: 20_000,
+	context: 55_000,
+	beforeTail: 35_000,
+	growth: 1_000,
+	remaining: 200,
+};
 
 const group = (messageIndex: number, offset: number, freed: number, rentTokens = 0): PricedGroup => ({
 	messageIndex,
@@ -181,25 +188,34 @@ describe("decidePriced", () => {
 		// One group at offset 0: L = 10k, F = 2k, rewrite 8,750, payback 250; rent paid many times over.
 		const groups = [group(0, 0, 2_000, 1_000_000)];
 		expect(fired(decide({ groups }))?.reason).toBe("rent");
-		// T - C = 10k at 1k per request: Pi compacts in 10 requests; 50 more expected. The fold saves
-		// 2k·0.125 on 10 requests (2,500), then keeps the context near T for 2 requests more than the
-		// compaction would: (T - K = 40k)·0.125·2 = 10,000. Worth -7,500, under its rewrite: held.
-		const ahead: CompactionAhead = { threshold: 60_000, kept: 20_000, context: 50_000, growth: 1_000, remaining: 50 };
-		expect(worthBeforeCompaction(ahead, 2_000, 0.125)).toBeCloseTo(2_500 - 10_000, 9);
+		// T - C = 10k at 1k per request: Pi compacts in 10 requests; 50 to come. F = 2k of 40k before the
+		// tail, so later growth folds to 950 per request. Before T it saves 2k·10 + (50·10²)/2 = 22.5k;
+		// after, the folded context is (50 - 2 - 20 + 9.5)k = 37.5k above the compacted one until it
+		// reaches T itself, 12k / 950 requests after now. Worth that, at 0.125, is under the rewrite: held.
+		const ahead: CompactionAhead = {
+			threshold: 60_000,
+			kept: 20_000,
+			context: 50_000,
+			beforeTail: 40_000,
+			growth: 1_000,
+			remaining: 50,
+		};
+		expect(worthBeforeCompaction(ahead, 2_000, 0.125)).toBeCloseTo((22_500 - 37_500 * (12_000 / 950 - 10)) * 0.125, 6);
 		const held = decide({ groups, ahead });
 		expect(held).toEqual({
 			fire: false,
 			best: { from: 0, freed: 2_000, rewrite: 8_750, payback: 250, rent: 125_000 },
 			held: ahead,
 		});
-		// The session is expected to end first (8 requests to come, 10 to the threshold): 2k·0.125·8 =
-		// 2,000, under the 8,750 rewrite: still held. With 35 to come it is worth 8,750: it fires.
-		expect(worthBeforeCompaction({ ...ahead, remaining: 8 }, 2_000, 0.125)).toBe(2_000);
+		// The session is expected to end first (8 requests to come, 10 to the threshold): 2k·8 + (50·8²)/2
+		// = 17.6k, 2,200 at 0.125, under the 8,750 rewrite: still held. With the threshold far off it
+		// fires from 27 requests to come (250·27 + 3.125·27² = 9,028), not at 26 (8,612.5).
+		expect(worthBeforeCompaction({ ...ahead, remaining: 8 }, 2_000, 0.125)).toBeCloseTo(2_200, 6);
 		expect(decide({ groups, ahead: { ...ahead, remaining: 8 } }).fire).toBe(false);
-		const far = { ...ahead, threshold: 1_000_000, remaining: 35 };
-		expect(worthBeforeCompaction(far, 2_000, 0.125)).toBe(8_750);
+		const far = { ...ahead, threshold: 1_000_000, remaining: 27 };
+		expect(worthBeforeCompaction(far, 2_000, 0.125)).toBeCloseTo(9_028.125, 6);
 		expect(fired(decide({ groups, ahead: far }))?.reason).toBe("rent");
-		expect(decide({ groups, ahead: { ...far, remaining: 34 } }).fire).toBe(false);
+		expect(decide({ groups, ahead: { ...far, remaining: 26 } }).fire).toBe(false);
 		// An event whose rent is not paid waits as before, held or not: no `held`.
 		expect(decide({ groups: [group(0, 0, 2_000, 0)], ahead })).not.toHaveProperty("held");
 	});
@@ -428,6 +444,7 @@ const aheadArb: fc.Arbitrary<CompactionAhead> = fc
 		kept: fc.integer({ min: 1_000, max: 40_000 }),
 		above: fc.nat(60_000),
 		left: fc.integer({ min: 1, max: 150_000 }),
+		tail: fc.nat(30_000),
 		growth: fc.integer({ min: 1, max: 8_000 }),
 		remaining: fc.nat(400),
 	})
@@ -435,6 +452,7 @@ const aheadArb: fc.Arbitrary<CompactionAhead> = fc
 		threshold: a.kept + a.above + a.left,
 		kept: a.kept,
 		context: a.kept + a.above,
+		beforeTail: Math.max(0, a.kept + a.above - a.tail),
 		growth: a.growth,
 		remaining: a.remaining,
 	}));
@@ -514,13 +532,17 @@ function statedRule(input: PriceInput): PricedDecision {
 	const a = input.ahead ?? null;
 	const worth = (e: PricedEvent) => {
 		if (a === null) return true;
-		// Requests to Pi's threshold, and what the fold is worth by then, and after it (horizon.ts).
-		const F = e.payback / r;
-		const h = (a.threshold - a.context) / a.growth;
+		// Both futures request by request, summed exactly as integrals (horizon.ts): waiting, the context
+		// grows at g to T, then from K; folded, it drops by F and grows by what later folds leave.
+		const F = Math.max(0, e.payback / r);
+		const gf = a.growth * (1 - F / Math.max(F, a.beforeTail, 1));
+		const h = Math.max(0, a.threshold - a.context) / a.growth;
+		const end = gf > 0 ? (a.threshold - a.context + F) / gf : Number.POSITIVE_INFINITY;
+		const gap = (t: number) => (t < h ? F + (a.growth - gf) * t : -Math.max(0, a.context - F - a.kept + gf * h));
+		// The gap is linear before h and constant after: integrate piecewise.
+		const b = Math.min(h, a.remaining);
 		const value =
-			a.remaining <= h
-				? F * r * a.remaining
-				: F * r * h - (a.threshold - a.kept) * r * Math.min(F / a.growth, a.remaining - h);
+			r * ((gap(0) + (F + (a.growth - gf) * b)) / 2) * b + r * gap(h + 1) * Math.max(0, Math.min(a.remaining, end) - h);
 		return value >= e.rewrite;
 	};
 	const paying = paid.find(worth);

@@ -99,7 +99,7 @@ describe("the gauge under the priced rule", () => {
 			plan({
 				fire: false,
 				best: waiting,
-				held: { threshold: 83_616, kept: 23_250, context: 70_000, growth: 1_500, remaining: 90 },
+				held: { threshold: 83_616, kept: 23_250, context: 70_000, beforeTail: 50_000, growth: 1_500, remaining: 90 },
 			}),
 			"next fold: after Pi's compaction (~10 requests away), cheaper than folding now",
 		],
@@ -109,7 +109,7 @@ describe("the gauge under the priced rule", () => {
 				{
 					fire: false,
 					best: waiting,
-					held: { threshold: 83_616, kept: 23_250, context: 83_000, growth: 1_500, remaining: 90 },
+					held: { threshold: 83_616, kept: 23_250, context: 83_000, beforeTail: 63_000, growth: 1_500, remaining: 90 },
 				},
 				{ state: "floor" },
 			),

@@ -1,25 +1,30 @@
 /**
- * The compaction ahead: a warm fold pays only until Pi's own compaction, and it puts that compaction
- * off. Pure arithmetic on facts the planner reads from the branch: where Pi compacts, what a
- * compaction keeps, the context now, how fast it has been growing, and how long the session has run.
+ * The compaction ahead: a warm fold pays only until Pi's own compaction, and it can put that
+ * compaction off. Pure arithmetic on facts the planner reads from the branch: where Pi compacts,
+ * what a compaction keeps, the context now, how fast it has been growing, and how long the session
+ * has run.
  *
- * Without the fold, the context grows by `g` tokens per request from `C` to Pi's threshold `T` and
- * is compacted to `K` (the newest messages Pi keeps, plus the summary) after `h = (T - C) / g`
- * requests. A fold that frees `F` tokens saves `F·r` on each of those `h` requests, but the folded
- * context reaches `T` only `F / g` requests later: for those requests it is still near `T` while the
- * compacted one would be near `K`, which costs `(T - K)·r` on each. Over a session that runs past the
- * compaction the fold is worth `F·r·h - (T - K)·r·min(F / g, E - h)` less its rewrite, which is
- * negative whenever the context is above `K` and the session runs `F / g` requests past it: the
- * compaction is the cheaper reset, and folding only postpones it. Over a session that ends before
- * the compaction, the fold is worth `F·r·E` less its rewrite.
+ * Two futures are compared, request by request (`t` counts the requests from now):
+ * - *Wait*: the context grows by `g` per request from `C` to Pi's threshold `T`, reached after
+ *   `h = (T - C) / g` requests, and is compacted to `K` (the newest messages Pi keeps, plus the
+ *   summary); from then on it grows from `K`.
+ * - *Fold*: the context drops to `C - F` and grows from there. Later folds keep taking out what can
+ *   fold, so it grows only by what does not: `g_f = g·(1 - F / B)`, where `B` is the context before
+ *   the protected tail, of which this fold takes `F` (new output is taken to fold as the old did).
  *
- * The rule does not know the future, so `E`, the requests still to come, is estimated from the
- * session so far (as many again as it has run since its context began, its newest compaction),
- * and `g` from the newest GROWTH_REQUESTS requests. A fold whose rent is paid fires only if this
- * estimate does not make it a loss against the compaction; otherwise it is held, and Pi compacts
- * (answered by context-fold's deterministic compaction, or an early compaction over the budget).
- * In a 200k window the threshold is far off and the estimate never holds a fold back on a session
- * that ends first; in a small window it lets the compaction, the cheaper reset there, come.
+ * Before `h` the folded context is smaller by `F + (g - g_f)·t`; after it, the compacted one is
+ * smaller by `C - F - K + g_f·h` when that is positive, until the folded context reaches `T` itself
+ * (at `(T - C + F) / g_f`; past that both have compacted, and the folded one is the lower). Summed
+ * over the `E` requests still to come, at the read rate `r`, that is what the fold is worth; it fires
+ * only if that covers its rewrite. A fold that goes about as low as the compaction would, or keeps
+ * the context well under `T` because most of what grows can fold, is worth its whole payback; one
+ * that leaves the context far above `K`, with little left to fold later, only postpones the cheaper
+ * reset.
+ *
+ * The rule does not know the future, so `E` is estimated from the session so far (as many requests
+ * again as its context holds since its newest compaction), and `g` from the newest GROWTH_REQUESTS
+ * requests. In a 200k window the threshold is far off and the estimate never holds a fold back on a
+ * session that ends first; in a small window it lets the compaction, the cheaper reset there, come.
  */
 import { COMPACTION_SUMMARY_MAX_CHARS } from "../handoff.ts";
 import { estimateTokens } from "../tokens.ts";
@@ -55,6 +60,8 @@ export interface CompactionAhead {
 	kept: number;
 	/** C: the context now, before the fold. */
 	context: number;
+	/** B: the context before the protected tail (where folds take from). */
+	beforeTail: number;
 	/** g: tokens the context grew by per request, over the newest GROWTH_REQUESTS requests. */
 	growth: number;
 	/** E: requests still to come, estimated as the requests the context holds so far. */
@@ -72,6 +79,7 @@ export function compactionAhead(input: {
 	tokensPerMessage: readonly number[];
 	responses: readonly number[];
 	context: number;
+	beforeTail: number;
 	window: number;
 	pi?: PiCompactionFacts | undefined;
 }): CompactionAhead | null {
@@ -87,6 +95,7 @@ export function compactionAhead(input: {
 		threshold,
 		kept: Math.min(context, (input.pi?.keepRecentTokens ?? PI_KEEP_RECENT_TOKENS) + SUMMARY_TOKENS_BOUND),
 		context,
+		beforeTail: Math.max(0, input.beforeTail),
 		growth: Math.max(1, grown / span),
 		remaining: responses.length,
 	};
@@ -94,15 +103,26 @@ export function compactionAhead(input: {
 
 /**
  * What a warm fold freeing `freed` tokens is worth against waiting for the compaction ahead, in
- * input-token equivalents at read rate `read`, before its rewrite (see the module comment).
+ * input-token equivalents at read rate `read`, before its rewrite (see the module comment). Sums
+ * over requests are taken as integrals: the terms are linear in `t`.
  */
 export function worthBeforeCompaction(ahead: CompactionAhead, freed: number, read: number): number {
 	const g = Math.max(1, ahead.growth);
 	const F = Math.max(0, freed);
-	const h = Math.max(0, ahead.threshold - ahead.context) / g;
+	const B = Math.max(F, ahead.beforeTail, 1);
+	const gf = g * (1 - F / B);
+	const C = ahead.context;
+	const T = ahead.threshold;
 	const E = Math.max(0, ahead.remaining);
-	if (E <= h) return F * read * E;
-	return F * read * h - Math.max(0, ahead.threshold - ahead.kept) * read * Math.min(F / g, E - h);
+	const h = Math.max(0, T - C) / g;
+	// Before the compaction: smaller by F + (g - g_f)·t.
+	const before = Math.min(h, E);
+	let tokens = F * before + ((g - gf) * before * before) / 2;
+	// After it, until the folded context reaches T too: larger by C - F - K + g_f·h (if positive).
+	const reachesT = gf > 0 ? (T - C + F) / gf : Number.POSITIVE_INFINITY;
+	const after = Math.max(0, Math.min(E, reachesT) - h);
+	tokens -= Math.max(0, C - F - ahead.kept + gf * h) * after;
+	return tokens * read;
 }
 
 /** Requests until Pi's threshold at the current growth, rounded up. */
