@@ -166,16 +166,16 @@ describe("Pi's estimate and cut point", () => {
 
 describe("the folded arm compacts by Pi's rule, not by the recording's", () => {
 	test("folding keeps the context under Pi's threshold: the recorded compaction does not happen with folding", () => {
-		// 40 turns of 3k-token results on a 100k window: unfolded, the context passes 100k - 16,384.
+		// 40 turns of 3k-token results on a 128k window: unfolded, the context passes 128k - 16,384.
 		// The recording compacted (as Pi did, unfolded) at turn 28, keeping the last four turns.
 		const entries = session({ turns: 40, resultTokens: 3_000, compactAt: { turn: 28, keepFrom: 24 } });
-		const r = replay(entries, 100_000);
+		const r = replay(entries, 128_000);
 		expect(r.requests.filter((q) => q.compacted)).toHaveLength(1);
 		expect(r.armCompactions).toBe(0);
 		expect(r.requests.some((q) => q.armCompacted)).toBe(false);
 		expect(r.layers.length).toBeGreaterThan(0);
 		// Kept as recorded, the folded arm has the recorded compaction too.
-		const kept = replay(entries, 100_000, "recorded");
+		const kept = replay(entries, 128_000, "recorded");
 		expect(kept.compaction).toBe("recorded");
 		expect(kept.armCompactions).toBe(0);
 	});
