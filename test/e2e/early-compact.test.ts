@@ -56,13 +56,24 @@ function longAnswer(tag: string, tokens: number): string {
 type Step = Parameters<typeof dynamicSequence>[0][number];
 
 /**
- * Runs 1-5 bring the context over the budget: a big tool output (folded on the way, at the fold
- * line) and long answers, which cannot fold. After run 5 the context is over the budget with nothing
+ * A protected tail of 600 tokens: the big output leaves it after a few small calls, and its rent
+ * pays while the context is still small (a cheap rewrite, Pi's compaction far ahead in requests).
+ */
+const TAIL = { CONTEXTFOLD_TAIL: "600" };
+
+/**
+ * Runs 1-5 bring the context over the budget: a big tool output (folded by rent in run 1, re-read by
+ * the small calls after it) and long answers, which cannot fold. After run 5 the context is over the budget with nothing
  * left to fold, but no request has paid rent over it yet. Run 6 is a tool loop of small calls, each
  * request re-reading the whole context over the budget: the rent that pays for the compaction.
  */
 const RUNS: Step[][] = [
-	[bash(bigOutputCommand("e0", 4_000), "call_e0"), text(longAnswer("a1", 6_000))],
+	[
+		bash(bigOutputCommand("e0", 4_000), "call_e0"),
+		// Outputs of ~50 tokens: too small to fold, they push the big one out of the tail and re-read it.
+		...Array.from({ length: 24 }, (_, i) => bash(bigOutputCommand(`p${i}`, 40), `call_p${i}`)),
+		text(longAnswer("a1", 5_000)),
+	],
 	[text(longAnswer("a2", 6_000))],
 	[text(longAnswer("a3", 6_000))],
 	[text(longAnswer("a4", 5_000))],
@@ -120,7 +131,13 @@ async function drive(version: PiVersion, env: Record<string, string> = {}) {
 		text("recalled"),
 	];
 	const s = await scenario({ fake: { script: dynamicSequence(steps) }, ...SMALL });
-	const rpc = await startRpc({ version, sandbox: s.sandbox, extensions: [bundle], env, timeoutMs: 60_000 });
+	const rpc = await startRpc({
+		version,
+		sandbox: s.sandbox,
+		extensions: [bundle],
+		env: { ...TAIL, ...env },
+		timeoutMs: 60_000,
+	});
 	s.defer(() => rpc.close());
 	const after: number[] = [];
 	const contexts: number[] = [];
@@ -220,6 +237,7 @@ forEachPiVersion((version: PiVersion) => {
 							sandbox: s.sandbox,
 							prompt: `run ${run}`,
 							extensions: [bundle],
+							env: TAIL,
 							continue: run > 1,
 						}),
 					);
