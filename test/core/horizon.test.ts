@@ -14,6 +14,7 @@ import {
 	SUMMARY_TOKENS_BOUND,
 	worthBeforeCompaction,
 } from "../../src/core/policy/horizon.ts";
+import { aheadArb } from "../helpers/ahead.ts";
 
 const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);
 
@@ -105,23 +106,6 @@ describe("worthBeforeCompaction", () => {
 		expect(requestsToThreshold({ ...a, growth: 3_000 })).toBe(7);
 		expect(requestsToThreshold({ ...a, context: 90_000 })).toBe(0);
 	});
-	const aheadArb = fc
-		.record({
-			kept: fc.integer({ min: 1_000, max: 40_000 }),
-			above: fc.nat(60_000),
-			left: fc.integer({ min: 1, max: 150_000 }),
-			tail: fc.nat(30_000),
-			growth: fc.integer({ min: 1, max: 8_000 }),
-			remaining: fc.nat(400),
-		})
-		.map((x) => ({
-			threshold: x.kept + x.above + x.left,
-			kept: x.kept,
-			context: x.kept + x.above,
-			beforeTail: Math.max(0, x.kept + x.above - x.tail),
-			growth: x.growth,
-			remaining: x.remaining,
-		}));
 	const plain = (ahead: CompactionAhead, freed: number, r: number) => {
 		const B = Math.max(freed, ahead.beforeTail, 1);
 		const gf = ahead.growth * (1 - freed / B);

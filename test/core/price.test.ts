@@ -22,6 +22,7 @@ import {
 	requestsToPay,
 	rewriteCost,
 } from "../../src/core/policy/price.ts";
+import { aheadArb } from "../helpers/ahead.ts";
 
 const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);
 
@@ -437,25 +438,6 @@ const coldArb: fc.Arbitrary<ColdReason | null> = fc.oneof(
 	{ weight: 3, arbitrary: fc.constant(null) },
 	{ weight: 1, arbitrary: fc.constantFrom<ColdReason>("idle", "model-change", "uncached", "tools") },
 );
-
-/** Pi's compaction ahead: near or far, a session expected to end before it or to run past it. */
-const aheadArb: fc.Arbitrary<CompactionAhead> = fc
-	.record({
-		kept: fc.integer({ min: 1_000, max: 40_000 }),
-		above: fc.nat(60_000),
-		left: fc.integer({ min: 1, max: 150_000 }),
-		tail: fc.nat(30_000),
-		growth: fc.integer({ min: 1, max: 8_000 }),
-		remaining: fc.nat(400),
-	})
-	.map((a) => ({
-		threshold: a.kept + a.above + a.left,
-		kept: a.kept,
-		context: a.kept + a.above,
-		beforeTail: Math.max(0, a.kept + a.above - a.tail),
-		growth: a.growth,
-		remaining: a.remaining,
-	}));
 
 /** Candidate groups laid out in a cached prompt: integer tokens, offsets ascending, all before cachedEnd. */
 const inputArb: fc.Arbitrary<PriceInput> = fc
