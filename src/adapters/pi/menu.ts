@@ -10,15 +10,9 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { pinnedNotice, ruleChangeWords, ruleLabel, TEST_FIXED_FOLDS_ENV } from "../../core/fold-rule.ts";
 import { ruleSummary } from "../../core/payback.ts";
+import { idleMinutesFor } from "../../core/resolved-settings.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
-import {
-	DEFAULT_SETTINGS,
-	describeValue,
-	FIXED_FOLD_KNOBS,
-	idleMinutesFor,
-	KNOBS,
-	type KnobSpec,
-} from "../../core/settings.ts";
+import { DEFAULT_SETTINGS, describeValue, FIXED_FOLD_KNOBS, KNOBS, type KnobSpec } from "../../core/settings.ts";
 import { sha256 } from "../../store/hash.ts";
 import { settingsFile } from "../../store/paths.ts";
 import {
