@@ -24,8 +24,8 @@ import type { HookOutcome } from "./context-hook.ts";
 import { LedgerWatch } from "./ledger-watch.ts";
 import { Notices } from "./notices.ts";
 import { PiCompactionSettings } from "./pi-compaction.ts";
+import { RecallDeclaration } from "./recall-declaration.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
-import { RecallDeclaration } from "./tools.ts";
 
 export const STATUS_KEY = "context-fold";
 
@@ -53,7 +53,7 @@ export class Runtime {
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
 	readonly clock: Clock;
-	/** When the recall tools are declared to the model (tools.ts). */
+	/** When the recall tools are declared to the model (recall-declaration.ts). */
 	readonly recall: RecallDeclaration;
 	/** Pi's compaction settings, read at most once per run (pi-compaction.ts). */
 	readonly piCompaction: PiCompactionSettings;
