@@ -28,7 +28,7 @@ import {
 	requestsToPay,
 } from "./policy/price.ts";
 import { selectCandidates } from "./policy/select.ts";
-import { staleInView } from "./policy/superseded.ts";
+import { staleInView } from "./policy/stale-in-view.ts";
 import { priceGroups, responseIndices, sumMass } from "./priced-groups.ts";
 import type { Settings } from "./settings.ts";
 import { protectedTailStart, readUsage, responsesSince, type UsageReading } from "./usage.ts";
