@@ -4,8 +4,8 @@
  */
 import { blockKey, type ThinkingPolicy, type ViewCall, type ViewMessage } from "./blocks.ts";
 import { deriveCode, renderDigest, utf8Length } from "./digest.ts";
+import { deriveInputCode, renderInputDigest } from "./input-digest.ts";
 import type { MaskedInput } from "./input-records.ts";
-import { deriveInputCode, renderInputDigest } from "./inputs.ts";
 import type { MaskedBlock } from "./layers.ts";
 import type { PlanInput, Substitution } from "./plan.ts";
 import { type Candidate, DIGEST_TOKEN_ESTIMATE, INPUT_DIGEST_TOKEN_ESTIMATE } from "./policy/select.ts";
