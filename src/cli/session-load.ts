@@ -4,8 +4,8 @@
  * environment, as in Pi), and the context window of its model.
  */
 
+import type { ResolvedSettings } from "../core/resolved-settings.ts";
 import { BranchReplay, FOLD_ENTRY_TYPE } from "../core/session/branch-state.ts";
-import type { ResolvedSettings } from "../core/settings.ts";
 import { plural } from "../core/wording.ts";
 import { type ModelFacts, readModelsFile } from "../store/models-file.ts";
 import { parseIsoTime, readSessionFile, type SessionFile, SessionFileError } from "../store/session-file.ts";

@@ -4,12 +4,12 @@
  */
 import { blockKey, type ThinkingPolicy, type ViewCall, type ViewMessage } from "./blocks.ts";
 import { deriveCode, renderDigest, utf8Length } from "./digest.ts";
+import { deriveInputCode, renderInputDigest } from "./input-digest.ts";
 import type { MaskedInput } from "./input-records.ts";
-import { deriveInputCode, renderInputDigest } from "./inputs.ts";
 import type { MaskedBlock } from "./layers.ts";
 import type { PlanInput, Substitution } from "./plan.ts";
 import { type Candidate, DIGEST_TOKEN_ESTIMATE, INPUT_DIGEST_TOKEN_ESTIMATE } from "./policy/select.ts";
-import type { StaleInView } from "./policy/superseded.ts";
+import type { StaleInView } from "./policy/stale-in-view.ts";
 import { estimateTokens } from "./tokens.ts";
 
 export interface Commit {

@@ -7,7 +7,8 @@
  * and the user is told once which setting did it and how to go back. The test seam
  * CONTEXTFOLD_TEST_FIXED_FOLDS=1 runs the fixed ladder too, at its default points, without a notice.
  */
-import { describeValue, FIXED_FOLD_KNOBS, KNOBS, type ResolvedSettings } from "./settings.ts";
+import type { ResolvedSettings } from "./resolved-settings.ts";
+import { describeValue, FIXED_FOLD_KNOBS, KNOBS } from "./settings.ts";
 
 /** One fold point set by hand. */
 export interface FoldPin {

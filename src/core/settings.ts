@@ -1,14 +1,8 @@
 /**
- * Every knob, its default, how a raw value is validated, and how sources combine.
- * Precedence per knob: built-in default < saved settings file < environment variable.
+ * Every knob, its default, and how a raw value is validated and shown. How the sources combine
+ * (default < saved settings file < environment variable) is resolved-settings.ts.
  * Values in, values out: reading the environment and the file is the adapter's job.
- *
- * Over 300 lines on purpose: a third of it is the knob table, one entry per setting, which is
- * clearer in one place than spread over files.
  */
-
-import { echoArg, escapeControls } from "./escape.ts";
-import { isRecord } from "./values.ts";
 
 /**
  * 0.30, not the 0.45 the product description started from: in the economics benchmark (three real
@@ -79,7 +73,7 @@ export const DEFAULT_SETTINGS: Readonly<Settings> = Object.freeze({
 	fixedFolds: false,
 });
 
-type ScalarKey = Exclude<keyof Settings, "providerCacheIdleMinutes" | "fixedFolds">;
+export type ScalarKey = Exclude<keyof Settings, "providerCacheIdleMinutes" | "fixedFolds">;
 
 export interface KnobSpec {
 	key: ScalarKey;
@@ -111,7 +105,7 @@ function integer(min: number, max: number, offValue?: null) {
 	};
 }
 
-function minutes(raw: unknown) {
+export function minutes(raw: unknown) {
 	const expected = "minutes > 0 (up to 1440), or 0/off";
 	if (isOff(raw)) return { ok: true as const, value: null };
 	const n = toNumber(raw);
@@ -248,117 +242,8 @@ export const KNOBS: readonly KnobSpec[] = [
 	},
 ];
 
-export type SettingSource = "default" | "file" | "env";
-
-export interface SettingsWarning {
-	source: "env" | "file";
-	/** Variable or file field name. */
-	name: string;
-	value: string;
-	message: string;
-}
-
-export interface ResolvedSettings {
-	settings: Settings;
-	sources: Record<ScalarKey, SettingSource>;
-	/** Knobs whose saved file value is hidden by an environment variable. */
-	shadowed: ScalarKey[];
-	warnings: SettingsWarning[];
-}
-
-/**
- * Combine defaults, a parsed settings file (any JSON value) and an environment map.
- * A bad value anywhere yields one warning naming it, and that knob falls back to the next source.
- */
-export function resolveSettings(input: {
-	env: Readonly<Record<string, string | undefined>>;
-	file?: unknown;
-}): ResolvedSettings {
-	const settings: Settings = { ...DEFAULT_SETTINGS, providerCacheIdleMinutes: {} };
-	const sources = {} as Record<ScalarKey, SettingSource>;
-	const shadowed: ScalarKey[] = [];
-	const warnings: SettingsWarning[] = [];
-	const file = isRecord(input.file) ? input.file : undefined;
-
-	for (const knob of KNOBS) {
-		sources[knob.key] = "default";
-		let fromFile = false;
-		if (file && Object.hasOwn(file, knob.file)) {
-			const raw = file[knob.file];
-			const parsed = knob.parse(raw);
-			if (parsed.ok) {
-				assign(settings, knob.key, parsed.value);
-				sources[knob.key] = "file";
-				fromFile = true;
-			} else {
-				warnings.push({
-					source: "file",
-					name: knob.file,
-					value: safeString(raw),
-					message: `context-fold.json: "${knob.file}" is ${safeString(raw)}; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
-				});
-			}
-		}
-		const rawEnv = input.env[knob.env];
-		if (rawEnv !== undefined && rawEnv.trim() !== "") {
-			const parsed = knob.parse(rawEnv.trim());
-			if (parsed.ok) {
-				assign(settings, knob.key, parsed.value);
-				sources[knob.key] = "env";
-				if (fromFile) shadowed.push(knob.key);
-			} else {
-				warnings.push({
-					source: "env",
-					name: knob.env,
-					value: rawEnv,
-					// The value is quoted escaped and clipped: it may hold terminal escapes or line breaks.
-					message: `${knob.env}=${echoArg(rawEnv, 60)} is invalid; expected ${parsed.expected}. Using ${describeValue(settings[knob.key])}.`,
-				});
-			}
-		}
-	}
-
-	if (file && Object.hasOwn(file, "providerCacheIdleMinutes")) {
-		const raw = file.providerCacheIdleMinutes;
-		if (!isRecord(raw)) {
-			warnings.push({
-				source: "file",
-				name: "providerCacheIdleMinutes",
-				value: safeString(raw),
-				message: `context-fold.json: "providerCacheIdleMinutes" must be an object of provider ids to minutes; ignored.`,
-			});
-		} else {
-			for (const [provider, value] of Object.entries(raw)) {
-				const parsed = minutes(value);
-				if (parsed.ok) settings.providerCacheIdleMinutes[provider] = parsed.value;
-				else
-					warnings.push({
-						source: "file",
-						name: `providerCacheIdleMinutes.${provider}`,
-						value: safeString(value),
-						message: `context-fold.json: "providerCacheIdleMinutes.${provider}" is ${safeString(value)}; expected ${parsed.expected}. Ignored.`,
-					});
-			}
-		}
-	}
-	// CONTEXTFOLD_TEST_FIXED_FOLDS=1, a test seam: the fixed ladder at its default points, so that tests
-	// of fold mechanics get folds at known requests without setting (and being told about) a knob.
-	settings.fixedFolds =
-		FIXED_FOLD_KNOBS.some((k) => sources[k] !== "default") || input.env.CONTEXTFOLD_TEST_FIXED_FOLDS === "1";
-	return { settings, sources, shadowed, warnings };
-}
-
 /** Knobs that, once set by hand, pin the fold points (see Settings.fixedFolds). */
 export const FIXED_FOLD_KNOBS: readonly ScalarKey[] = ["foldAt", "foldStep", "coldFoldAt"];
-
-/** The idle interval that applies to a provider: env beats provider override beats global. */
-export function idleMinutesFor(resolved: ResolvedSettings, provider: string | undefined): number | null {
-	if (resolved.sources.cacheIdleMinutes === "env") return resolved.settings.cacheIdleMinutes;
-	if (provider !== undefined && Object.hasOwn(resolved.settings.providerCacheIdleMinutes, provider)) {
-		return resolved.settings.providerCacheIdleMinutes[provider] ?? null;
-	}
-	return resolved.settings.cacheIdleMinutes;
-}
 
 /** True when the master switch turns the extension off for this session. */
 export function isDisabled(env: Readonly<Record<string, string | undefined>>): boolean {
@@ -375,10 +260,6 @@ export function describeValue(value: unknown): string {
 	return String(value);
 }
 
-function assign<K extends ScalarKey>(settings: Settings, key: K, value: Settings[ScalarKey]): void {
-	(settings as unknown as Record<string, unknown>)[key] = value;
-}
-
 function toNumber(raw: unknown): number | null {
 	if (typeof raw === "number") return Number.isFinite(raw) ? raw : null;
 	if (typeof raw !== "string") return null;
@@ -393,18 +274,4 @@ function isOff(raw: unknown): boolean {
 	if (typeof raw !== "string") return false;
 	const s = raw.trim().toLowerCase();
 	return s === "0" || s === "off";
-}
-
-/**
- * A file value as written: JSON (a number too large for a double arrives as its source text, kept by
- * the reader, so `1e400` reads 1e400, not null), clipped, with control characters escaped.
- */
-function safeString(v: unknown): string {
-	if (typeof v === "string") return escapeControls(JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v));
-	try {
-		const s = typeof v === "number" && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
-		return s === undefined ? String(v) : escapeControls(s.length > 60 ? `${s.slice(0, 60)}…` : s);
-	} catch {
-		return String(v);
-	}
 }

@@ -2,7 +2,7 @@
  * Load effective settings: defaults < <agentDir>/context-fold.json < environment. The file is read by
  * the one reader every caller uses (readSettingsJson: regular files only, bounded).
  */
-import { type ResolvedSettings, resolveSettings, type SettingsWarning } from "../core/settings.ts";
+import { type ResolvedSettings, resolveSettings, type SettingsWarning } from "../core/resolved-settings.ts";
 import { settingsFile } from "./paths.ts";
 import { readSettingsJson } from "./settings-file.ts";
 

@@ -3,7 +3,7 @@ import { foldRuleOf, pinnedNotice, ruleChangeWords, ruleLabel } from "../../src/
 import { foldPaybacks, paybacksJson, ruleSummary } from "../../src/core/payback.ts";
 import type { FoldPlan } from "../../src/core/plan.ts";
 import { RENT_MULTIPLE } from "../../src/core/policy/price.ts";
-import { resolveSettings } from "../../src/core/settings.ts";
+import { resolveSettings } from "../../src/core/resolved-settings.ts";
 
 const rule = (env: Record<string, string>, file?: unknown) => foldRuleOf(resolveSettings({ env, file }));
 

@@ -8,7 +8,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { foldMarker } from "../../src/core/digest.ts";
-import { type ArgPath, foldCallInputs, INPUT_MIN_CHARS, JSON_STRING_KEYS, valueAt } from "../../src/core/inputs.ts";
+import { foldCallInputs } from "../../src/core/input-digest.ts";
+import { type ArgPath, INPUT_MIN_CHARS, JSON_STRING_KEYS, valueAt } from "../../src/core/inputs.ts";
 import { sha256 } from "../helpers/session.ts";
 
 const RUNS = Number(process.env.CF_FUZZ_RUNS ?? 300);

@@ -8,17 +8,19 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
-	type ArgPath,
 	deriveInputCode,
+	foldCallInputs,
+	INPUT_RISK_LINE_CAP,
+	renderInputDigest,
+} from "../../src/core/input-digest.ts";
+import {
+	type ArgPath,
 	FoldInputError,
 	findLongValues,
 	foldArguments,
-	foldCallInputs,
 	INPUT_MIN_CHARS,
-	INPUT_RISK_LINE_CAP,
 	parsePath,
 	pathKey,
-	renderInputDigest,
 	renderPath,
 	valueAt,
 } from "../../src/core/inputs.ts";

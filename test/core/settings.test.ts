@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { DEFAULT_SETTINGS, idleMinutesFor, isDisabled, KNOBS, resolveSettings } from "../../src/core/settings.ts";
+import { idleMinutesFor, resolveSettings } from "../../src/core/resolved-settings.ts";
+import { DEFAULT_SETTINGS, isDisabled, KNOBS } from "../../src/core/settings.ts";
 
 describe("resolveSettings", () => {
 	test("defaults with empty inputs", () => {

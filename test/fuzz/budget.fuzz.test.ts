@@ -11,7 +11,7 @@ import type { ViewMessage } from "../../src/core/blocks.ts";
 import { emptyIndex } from "../../src/core/layers.ts";
 import { planFold } from "../../src/core/plan.ts";
 import { foldGeometry } from "../../src/core/policy/geometry.ts";
-import { resolveSettings } from "../../src/core/settings.ts";
+import { resolveSettings } from "../../src/core/resolved-settings.ts";
 import { renderFooter, renderStatus } from "../../src/core/status.ts";
 import type { Usage } from "../../src/core/tokens.ts";
 import { estimateTokens, formatTokens, groupDigits } from "../../src/core/tokens.ts";

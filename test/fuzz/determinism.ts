@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { renderDigest } from "../../src/core/digest.ts";
 import { emptyIndex } from "../../src/core/layers.ts";
 import { planFold } from "../../src/core/plan.ts";
-import { resolveSettings } from "../../src/core/settings.ts";
+import { resolveSettings } from "../../src/core/resolved-settings.ts";
 import { apiArb, opsArb, settingsEnvArb, textArb, windowArb } from "./gen.ts";
 import { runSession } from "./mini-pi.ts";
 import { sha } from "./oracles.ts";

@@ -15,7 +15,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveSettings } from "../../src/core/settings.ts";
+import { resolveSettings } from "../../src/core/resolved-settings.ts";
 import {
 	applyEdits,
 	MAX_SETTINGS_BYTES,

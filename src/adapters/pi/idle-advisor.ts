@@ -5,8 +5,8 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type IdleVerdict, idleVerdict } from "../../core/advisories.ts";
 import { isSuccessfulResponse } from "../../core/blocks.ts";
+import { idleMinutesFor } from "../../core/resolved-settings.ts";
 import type { PiEntry } from "../../core/session/view.ts";
-import { idleMinutesFor } from "../../core/settings.ts";
 import type { Runtime } from "./runtime.ts";
 import { branchOf } from "./state.ts";
 

@@ -20,11 +20,13 @@ import { claimInstance, releaseInstance } from "./guard.ts";
 import { registerMarkerGuard } from "./marker-guard.ts";
 import { registerMenu } from "./menu.ts";
 import { Notices } from "./notices.ts";
+import { declarationRebuildsPrefix } from "./recall-declaration.ts";
 import { checkInputRefusal, inputsAllowed, requestModel } from "./refusal.ts";
 import { Runtime, sessionCwd } from "./runtime.ts";
-import { registerSeed, SeedWriter } from "./seed.ts";
+import { registerSeed } from "./seed.ts";
+import { SeedWriter } from "./seed-writer.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
-import { declarationRebuildsPrefix, isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
+import { isOurToolSchema, RECALL_TOOL, registerTools, UNFOLD_TOOL } from "./tools.ts";
 
 export default function contextFold(pi: ExtensionAPI): void {
 	const env = process.env;

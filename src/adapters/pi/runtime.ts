@@ -10,21 +10,22 @@ import { type FoldRule, foldRuleOf } from "../../core/fold-rule.ts";
 import type { FoldPlan } from "../../core/plan.ts";
 import type { CompactDecision, EarlyCompactionRecord } from "../../core/policy/compact.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
+import type { ResolvedSettings } from "../../core/resolved-settings.ts";
 import { modelKey } from "../../core/session/branch-state.ts";
 import { contextOf, previewPlan } from "../../core/session/preview.ts";
 import type { PiMessage } from "../../core/session/view.ts";
-import type { ResolvedSettings } from "../../core/settings.ts";
 import { renderFooter, renderStatus, statusFlags } from "../../core/status.ts";
 import { sha256 } from "../../store/hash.ts";
-import { Ledger, LedgerError } from "../../store/ledger.ts";
-import { MemoryOriginals } from "../../store/originals.ts";
+import type { Ledger } from "../../store/ledger.ts";
+import type { MemoryOriginals } from "../../store/originals.ts";
 import { loadSettings } from "../../store/settings-load.ts";
 import { type Clock, clockFrom } from "./clock.ts";
 import type { HookOutcome } from "./context-hook.ts";
+import { LedgerWatch } from "./ledger-watch.ts";
 import { Notices } from "./notices.ts";
 import { PiCompactionSettings } from "./pi-compaction.ts";
+import { RecallDeclaration } from "./recall-declaration.ts";
 import { type BranchSource, branchOf, LiveBranch } from "./state.ts";
-import { RecallDeclaration } from "./tools.ts";
 
 export const STATUS_KEY = "context-fold";
 
@@ -32,9 +33,8 @@ export class Runtime {
 	readonly notices = new Notices();
 	resolved: ResolvedSettings;
 	state = new LiveBranch();
-	/** The session's ledger, or null for an ephemeral session (then originals live in memory). */
-	ledger: Ledger | null = null;
-	memory: MemoryOriginals | undefined;
+	/** The session file: its ledger (or in-memory originals), checked for faults and foreign writers. */
+	readonly sessionFile = new LedgerWatch(this.notices);
 	ctx: ExtensionContext | undefined;
 	lastOutcome: HookOutcome | undefined;
 	requests = 0;
@@ -44,13 +44,6 @@ export class Runtime {
 	refusalChecked: string | undefined;
 	/** Images from a prompt whose send was declined, kept for the next interactive prompt. */
 	retainedImages: unknown[] = [];
-	/** Ledger entries already checked for a foreign writer (see checkForeignWriter). */
-	private foreignCursor = 0;
-	/** The session file was read successfully at least once (see checkLedger). */
-	private ledgerSeen = false;
-	private ledgerRebuilds = 0;
-	private ledgerCheckedAt = -1;
-	private ledgerOk = true;
 	/**
 	 * Early compaction (early-compact.ts): the newest decision (between runs) and the one being
 	 * carried out, which the deterministic compaction answer records in its entry.
@@ -60,7 +53,7 @@ export class Runtime {
 	readonly footerFlags = new Map<string, string>();
 	private footerText: string | undefined;
 	readonly clock: Clock;
-	/** When the recall tools are declared to the model (tools.ts). */
+	/** When the recall tools are declared to the model (recall-declaration.ts). */
 	readonly recall: RecallDeclaration;
 	/** Pi's compaction settings, read at most once per run (pi-compaction.ts). */
 	readonly piCompaction: PiCompactionSettings;
@@ -77,6 +70,15 @@ export class Runtime {
 
 	get settings() {
 		return this.resolved.settings;
+	}
+
+	/** The session's ledger, or null for an ephemeral session (then originals live in memory). */
+	get ledger(): Ledger | null {
+		return this.sessionFile.ledger;
+	}
+
+	get memory(): MemoryOriginals | undefined {
+		return this.sessionFile.memory;
 	}
 
 	/**
@@ -164,107 +166,17 @@ export class Runtime {
 	/** Bind to the session a context belongs to: its ledger, or in-memory originals without a file. */
 	bind(ctx: ExtensionContext): void {
 		this.ctx = ctx;
-		const file = ctx.sessionManager.getSessionFile();
-		if (file) {
-			if (this.ledger?.path !== file) {
-				this.ledger = new Ledger(file);
-				this.foreignCursor = 0;
-				this.ledgerSeen = false;
-				this.ledgerRebuilds = 0;
-				this.ledgerCheckedAt = -1;
-			}
-			this.memory = undefined;
-		} else {
-			this.ledger = null;
-			this.memory ??= new MemoryOriginals();
-		}
+		this.sessionFile.bind(ctx.sessionManager.getSessionFile());
 	}
 
-	/**
-	 * Whether the session file holds an entry, for a fold event about to commit. The file is re-read
-	 * (incrementally) at most once per request; when it cannot be read, nothing new is folded.
-	 */
+	/** Whether the session file holds an entry, for a fold event about to commit (LedgerWatch.has). */
 	ledgerHas(ctx: ExtensionContext, entryId: string, request: number): boolean {
-		const ledger = this.ledger;
-		if (ledger === null) return true;
-		if (this.ledgerCheckedAt !== request) {
-			this.ledgerCheckedAt = request;
-			this.ledgerOk = this.checkLedger(ctx);
-		}
-		return this.ledgerOk && ledger.has(entryId);
+		return this.sessionFile.has(ctx, entryId, request, this.state.index);
 	}
 
-	/**
-	 * Bring the ledger up to date and say once, clearly, when the session file vanished, was cut short,
-	 * rewritten or cannot be read: recall refuses what it no longer holds (never other bytes), nothing
-	 * new is folded from it, and the session goes on. Returns false when the file cannot be read.
-	 */
+	/** Bring the ledger up to date, reporting a fault once (LedgerWatch.check). False when the file cannot be read. */
 	checkLedger(ctx: ExtensionContext): boolean {
-		const ledger = this.ledger;
-		if (ledger === null) return true;
-		try {
-			ledger.refresh();
-		} catch (error) {
-			if (!(error instanceof LedgerError)) throw error;
-			// Pi writes the file lazily; a file never seen yet is not a fault.
-			if (error.code === "missing" && !this.ledgerSeen) return false;
-			this.notices.once(
-				ctx,
-				"ledger",
-				`${error.message}. Folded blocks cannot be recalled from it until it is back (recall says so, it never serves other bytes), and nothing new is folded meanwhile; the session goes on.`,
-				"warning",
-			);
-			return false;
-		}
-		this.ledgerSeen = true;
-		// Recall refreshes the ledger too, so compare with the rebuilds this check last saw.
-		if (ledger.stats.rebuilds > this.ledgerRebuilds) {
-			this.ledgerRebuilds = ledger.stats.rebuilds;
-			this.foreignCursor = 0;
-			let gone = 0;
-			for (const b of this.state.index.byCode.values()) if (!ledger.has(b.entryId)) gone++;
-			this.notices.once(
-				ctx,
-				"ledger",
-				`the session file ${ledger.path} was cut short or replaced under Pi: ${
-					gone > 0
-						? `${gone} folded block(s) are no longer in it, so recall refuses them (it never serves other bytes)`
-						: "every folded block is still in it, but earlier entries may be gone"
-				}. Nothing missing from the file is folded; the session goes on.`,
-				"warning",
-			);
-		}
-		this.checkForeignWriter(ctx, ledger);
-		return true;
-	}
-
-	/**
-	 * Entries in the file that this Pi never wrote: another process (a second Pi on the same session)
-	 * is appending to it. Nothing breaks (recall verifies every byte, the ledger indexes both), but the
-	 * two histories interleave in one file, so the user hears it once.
-	 */
-	private checkForeignWriter(ctx: ExtensionContext, ledger: Ledger): void {
-		const session = ctx.sessionManager as unknown as { getEntry?(id: string): unknown };
-		const ids = ledger.ids();
-		if (typeof session.getEntry !== "function") {
-			this.foreignCursor = ids.length;
-			return;
-		}
-		let foreign = 0;
-		for (let i = this.foreignCursor; i < ids.length; i++) {
-			const id = ids[i] as string;
-			// The header carries the session id; v1 files have no ids (and are never appended to as v1).
-			if (id === ledger.stats.sessionId || id.startsWith("line:")) continue;
-			if (session.getEntry(id) === undefined) foreign++;
-		}
-		this.foreignCursor = ids.length;
-		if (foreign === 0) return;
-		this.notices.once(
-			ctx,
-			"foreign-writer",
-			`another process is appending to the session file ${ledger.path} (${foreign} entr${foreign === 1 ? "y" : "ies"} this Pi did not write; a second Pi on the same session?). Both go on and recall still verifies every byte, but their histories interleave in one file: run one Pi per session.`,
-			"warning",
-		);
+		return this.sessionFile.check(ctx, this.state.index);
 	}
 
 	/** A fresh session: drop everything derived from the previous one. */

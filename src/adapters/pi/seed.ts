@@ -1,97 +1,24 @@
 /**
- * The seed index in Pi: one record per fold event (written just after the request goes out) and per
- * compaction, the deterministic compaction answer (CONTEXTFOLD_COMPACT=det), and /fold-handoff.
- * None of it ever calls a model.
+ * The seed index in Pi: one record per fold event (written just after the request goes out, by
+ * seed-writer.ts) and per compaction, the deterministic compaction answer (CONTEXTFOLD_COMPACT=det),
+ * and /fold-handoff. None of it ever calls a model.
  */
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { ViewMessage } from "../../core/blocks.ts";
 import { compactionSummaryOf, handoffFromIndex, renderCompactionSummary } from "../../core/handoff.ts";
-import type { FrozenLayer } from "../../core/layers.ts";
 import type { EarlyCompactionRecord } from "../../core/policy/compact.ts";
 import { extractSeedRecord } from "../../core/seed/extract.ts";
-import { pickFoldMessages, toolCallsOf, withoutFolded } from "../../core/seed/pick.ts";
+import { toolCallsOf, withoutFolded } from "../../core/seed/pick.ts";
 import { redactSecrets } from "../../core/seed/redact.ts";
 import type { SeedRecord } from "../../core/seed/schema.ts";
 import { COMPACTION_NOTE_TYPE, isForcedReason } from "../../core/session/branch-state.ts";
 import { buildView, type PiMessage } from "../../core/session/view.ts";
 import { sha256 } from "../../store/hash.ts";
-import { sessionDataDir } from "../../store/paths.ts";
 import { appendSeedRecord, readSeedIndex, seedIndexPath, writeHandoff } from "../../store/seed-index.ts";
 import type { Runtime } from "./runtime.ts";
+import type { SeedWriter } from "./seed-writer.ts";
 
 interface CompactDetails {
 	contextFold?: { v: number; reason?: string; records?: number; early?: EarlyCompactionRecord };
-}
-
-export class SeedWriter {
-	private pending: Array<() => void> = [];
-	private timer: ReturnType<typeof setTimeout> | undefined;
-
-	constructor(private readonly rt: Runtime) {}
-
-	dir(ctx: ExtensionContext): string {
-		return sessionDataDir(ctx.sessionManager.getSessionId(), this.rt.env);
-	}
-
-	/**
-	 * Record a fold event. What the record covers is picked now, while the request's messages still
-	 * hold their originals (the hook calls this before it applies the fold: tool-call arguments are
-	 * about to be replaced by folded ones); extraction runs after the request has gone out (a
-	 * zero-delay timer), so it never adds to the request's latency. Pending work is flushed on shutdown.
-	 */
-	onFold(
-		ctx: ExtensionContext,
-		layer: FrozenLayer,
-		previous: FrozenLayer | undefined,
-		view: readonly ViewMessage[],
-	): void {
-		const dir = this.dir(ctx);
-		let picked: ReturnType<typeof pickFoldMessages>;
-		try {
-			picked = pickFoldMessages(layer, previous, view);
-		} catch (error) {
-			this.failed(ctx, error);
-			return;
-		}
-		const at = Date.now();
-		this.pending.push(() => {
-			try {
-				const record = extractSeedRecord({
-					kind: "fold",
-					seq: layer.seq,
-					at,
-					messages: picked.view,
-					masked: picked.masked,
-					inputTexts: picked.inputTexts,
-					calls: picked.calls,
-					hash: sha256,
-				});
-				appendSeedRecord(dir, record);
-			} catch (error) {
-				this.failed(ctx, error);
-			}
-		});
-		if (this.timer === undefined) {
-			this.timer = setTimeout(() => this.flush(), 0);
-			this.timer.unref?.();
-		}
-	}
-
-	private failed(ctx: ExtensionContext, error: unknown): void {
-		this.rt.notices.once(
-			ctx,
-			"seed-write",
-			`the seed index was not updated (${(error as Error).message}); folding and the session go on.`,
-			"warning",
-		);
-	}
-
-	flush(): void {
-		this.timer = undefined;
-		const work = this.pending;
-		this.pending = [];
-		for (const task of work) task();
-	}
 }
 
 export function registerSeed(rt: Runtime, writer: SeedWriter): void {

@@ -28,13 +28,13 @@ import { type LoadedSession, loadSession } from "../session-load.ts";
 import { chooseSession, resolveSessionArgs } from "../session-pick.ts";
 import { renderTextChart } from "../simulate-chart.ts";
 import { renderSimulationHtml } from "../simulate-html.ts";
+import { simulationJson } from "../simulate-json.ts";
 import {
 	type PricedModel,
 	renderRequestTable,
 	renderSummary,
 	renderTotals,
 	type SimulatedSession,
-	simulationJson,
 } from "../simulate-report.ts";
 import { VERSION } from "../version.ts";
 import type { Command } from "./command.ts";

@@ -5,8 +5,8 @@
 import type { AccountingReport } from "../../core/accounting.ts";
 import { coldVerdict, idleVerdict } from "../../core/advisories.ts";
 import type { FoldPlan } from "../../core/plan.ts";
+import { idleMinutesFor } from "../../core/resolved-settings.ts";
 import { FOLD_ENTRY_TYPE } from "../../core/session/branch-state.ts";
-import { idleMinutesFor } from "../../core/settings.ts";
 import type { CommandContext } from "../context.ts";
 import type { LoadedSession } from "../session-load.ts";
 

@@ -17,7 +17,7 @@ import {
 import type { ArgPath } from "../inputs.ts";
 import type { MaskIndex } from "../layers.ts";
 import { estimateTokens } from "../tokens.ts";
-import type { StaleInView } from "./superseded.ts";
+import type { StaleInView } from "./stale-in-view.ts";
 
 /** Blocks smaller than this never fold: their digest would save too little to pay for a rewrite. */
 export const MIN_FOLD_TOKENS = 256;

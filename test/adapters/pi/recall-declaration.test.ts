@@ -1,4 +1,4 @@
-// When the recall tools are declared (src/adapters/pi/tools.ts), against a stand-in for Pi's tool API:
+// When the recall tools are declared (src/adapters/pi/recall-declaration.ts), against a stand-in for Pi's tool API:
 // what reconcile and declare do to the active set, what they record, and how they fail. The e2e side
 // (real Pi, both versions) is test/e2e/lazy-tools.test.ts.
 import { describe, expect, test } from "bun:test";
@@ -7,10 +7,10 @@ import {
 	branchDeclaresTools,
 	declarationRebuildsPrefix,
 	RecallDeclaration,
-	registerTools,
 	type ToolsApi,
 	userSelectsRecallTools,
-} from "../../../src/adapters/pi/tools.ts";
+} from "../../../src/adapters/pi/recall-declaration.ts";
+import { registerTools } from "../../../src/adapters/pi/tools.ts";
 import { TOOLS_ENTRY_TYPE } from "../../../src/core/recall-tools.ts";
 
 const OURS = ["recall_folded", "unfold"];

@@ -14,7 +14,8 @@
  */
 
 import { renderDigest } from "../../../src/core/digest.ts";
-import { findLongValues, renderInputDigest } from "../../../src/core/inputs.ts";
+import { renderInputDigest } from "../../../src/core/input-digest.ts";
+import { findLongValues } from "../../../src/core/inputs.ts";
 import { foldGeometry } from "../../../src/core/policy/geometry.ts";
 import { MIN_FOLD_TOKENS } from "../../../src/core/policy/select.ts";
 import { findStaleBlocks, type ToolEvent } from "../../../src/core/policy/superseded.ts";
