@@ -5,7 +5,7 @@
  * serialized for the biller.
  */
 
-import type { ViewMessage } from "../blocks.ts";
+import { messageTokens, type ViewMessage } from "../blocks.ts";
 import { cacheLifetimeMs, coldForRequest } from "../cache-life.ts";
 import { earlyCompaction } from "../early-compaction.ts";
 import { addRecord, type FrozenLayer, layerMasks, type MaskIndex } from "../layers.ts";
@@ -186,7 +186,7 @@ function planArm(
 	let p = plan(view);
 	let armCompacted = false;
 	if (c.compactor !== null && c.views.arm !== null) {
-		const due = c.compactor.due(p.usage.tokens, target.window);
+		const due = c.compactor.due(p.usage.tokens - newInputTokens(view), target.window);
 		// Pi compacts before this request; or context-fold did, between runs, by the priced rule.
 		// Either way it answers with the seed index (no model call).
 		const early = due ? null : earlyCut(c, view, target);
@@ -233,6 +233,8 @@ function earlyCut(
 	while (last >= 0 && (messages[last] as PiMessage).role !== "assistant") last--;
 	// Mid-run (a tool result follows the last response), or no run before: nothing to decide.
 	if (last < 0 || last === messages.length - 1) return null;
+	// A run the user aborted: Pi 1.6.0 says so at agent_settled, and the extension decides nothing then.
+	if ((messages[last] as PiMessage).stopReason === "aborted") return null;
 	for (let i = last + 1; i < messages.length; i++) if ((messages[i] as PiMessage).role === "toolResult") return null;
 	const settled = { messages: messages.slice(0, last + 1), view: view.slice(0, last + 1) };
 	const inputs = !c.recorded.inputsRefused.has(modelKey(target.provider, target.model));
@@ -298,4 +300,19 @@ function foldOf(layer: FrozenLayer): ReplayedFold {
 function compactionFacts(c: ReplayState): { compaction?: PiCompactionFacts } {
 	if (c.input.piCompaction !== undefined) return { compaction: c.input.piCompaction };
 	return c.compactor === null ? {} : { compaction: { enabled: true, ...c.compactor.settings } };
+}
+
+/**
+ * The input a run starts with (the messages after the newest response, when none is a tool result):
+ * Pi checks its threshold before a new prompt on the context as the last run left it, without it.
+ */
+function newInputTokens(view: readonly ViewMessage[]): number {
+	let tokens = 0;
+	for (let i = view.length - 1; i >= 0; i--) {
+		const m = view[i] as ViewMessage;
+		if (m.role === "assistant") return tokens;
+		if (m.role === "toolResult") return 0;
+		tokens += messageTokens(m);
+	}
+	return 0;
 }
