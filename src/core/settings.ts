@@ -205,7 +205,7 @@ export const KNOBS: readonly KnobSpec[] = [
 		file: "earlyCompact",
 		label: "Early compaction",
 		describe:
-			"priced compacts between runs, from the seed index, once the context is over the budget with nothing left to fold and the rent paid covers the rewrite (only with det); off waits for Pi's threshold.",
+			"priced compacts between runs, from the seed index, once the context is over the budget with no fold due and the rent paid covers the rewrite (only with det); off waits for Pi's threshold.",
 		parse: earlyCompactMode,
 	},
 	{

@@ -137,7 +137,7 @@ export function earlyLine(early: StatusInput["early"]): string | null {
 	const w = early.waiting;
 	if (w != null && !w.fire && w.reason === "rent")
 		parts.push(
-			`over the budget with nothing left to fold: compacts early ${w.requests === null ? "only if the rent grows" : `in ~${plural(w.requests, "more request")}`} (rent ~${formatTokens(w.rent)} of ${RENT_MULTIPLE} × rewrite ~${formatTokens(w.rewrite)})`,
+			`over the budget with no fold due: compacts early ${w.requests === null ? "only if the rent grows" : `in ~${plural(w.requests, "more request")}`} (rent ~${formatTokens(w.rent)} of ${RENT_MULTIPLE} × rewrite ~${formatTokens(w.rewrite)})`,
 		);
 	return parts.length === 0 ? null : parts.join("; ");
 }

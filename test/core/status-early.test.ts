@@ -52,7 +52,7 @@ describe("early compaction in the status", () => {
 	test("one waiting for its rent says how long", () => {
 		const waiting = decideCompaction({ ...input, rentTokens: 40_000 });
 		expect(earlyLine({ count: 0, last: null, waiting })).toBe(
-			"over the budget with nothing left to fold: compacts early in ~1 more request (rent ~5.0k of 1.5 × rewrite ~10k)",
+			"over the budget with no fold due: compacts early in ~1 more request (rent ~5.0k of 1.5 × rewrite ~10k)",
 		);
 	});
 	test("nothing to say: none made, none waiting for rent", () => {

@@ -96,7 +96,7 @@ function compactIfPriced(rt: Runtime, ctx: ExtensionContext): void {
 			rt.early.last = null;
 			rt.notices.say(
 				ctx,
-				`compacted early, from the seed index with no model call: the context was over the budget with nothing left to fold (~${formatTokens(decision.context)} → ~${formatTokens(decision.kept)} tok), and ${why}. Older messages are summarized by the index; recall_folded still returns every folded block and searches the originals.`,
+				`compacted early, from the seed index with no model call: the context was over the budget with no fold due (~${formatTokens(decision.context)} → ~${formatTokens(decision.kept)} tok), and ${why}. Older messages are summarized by the index; recall_folded still returns every folded block and searches the originals.`,
 				"info",
 			);
 			rt.showFooter(ctx);

@@ -111,7 +111,7 @@ function ruleRowText(rt: Runtime): string {
 function ruleExplanation(rt: Runtime): string {
 	const rule = rt.rule;
 	if (rule.type === "priced")
-		return "fold rule: priced. A fold event fires once what re-reading the old output has cost outweighs the prompt-cache rewrite the fold causes, at once when the cache is cold (the rewrite is free), and over the budget. Setting any Pin row pins the fold points instead (0.1.0's fixed ladder) and turns the priced rule off.";
+		return "fold rule: priced. A fold event fires once what re-reading the old output has cost outweighs the prompt-cache rewrite the fold causes, at once when the cache is cold (the rewrite is free); a fold is held back when Pi's compaction ahead is the cheaper reset, and over the budget it comes at once only when no compaction is ahead. Setting any Pin row pins the fold points instead (0.1.0's fixed ladder) and turns the priced rule off.";
 	if (rule.pinnedBy === "test-seam")
 		return `fold rule: fixed fold points at their built-in values, from the test seam ${TEST_FIXED_FOLDS_ENV}=1 (for tests only). Unset it to return to the priced rule.`;
 	return pinnedNotice(rule) ?? "";

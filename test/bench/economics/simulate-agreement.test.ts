@@ -29,7 +29,7 @@ interface NativeTotals {
 	summaries: number;
 }
 
-function nativeTotals(session: string): NativeTotals {
+function nativeTotals(session: string, arm = "native"): NativeTotals & { folds: number } {
 	const lines = readFileSync(join(REPO, "docs/bench", `economics-${session}.csv`), "utf8")
 		.trim()
 		.split("\n");
@@ -38,13 +38,14 @@ function nativeTotals(session: string): NativeTotals {
 	const rows = lines
 		.slice(1)
 		.map((l) => l.split(","))
-		.filter((r) => r[col("arm")] === "native");
+		.filter((r) => r[col("arm")] === arm);
 	const sum = (name: (typeof CSV_COLUMNS)[number]) => rows.reduce((n, r) => n + Number(r[col(name)]), 0);
 	return {
 		prompt: sum("prompt_tokens"),
 		cost: sum("cost_usd"),
 		compactions: rows.filter((r) => r[col("compaction_before")] === "1").length,
 		summaries: rows.filter((r) => r[col("kind")] === "summary").length,
+		folds: rows.filter((r) => r[col("fold_event")] === "1").length,
 	};
 }
 
@@ -58,6 +59,26 @@ describe("simulate without folding against the harness's native Pi", () => {
 				expect(harness.summaries).toBeGreaterThan(0);
 				expect(sim.compactions).toBe(harness.compactions);
 				expect(sim.summaries.requests).toBe(harness.summaries);
+				expect(Math.abs(deviation(sim.prompt, harness.prompt))).toBeLessThan(TOLERANCE);
+				expect(Math.abs(deviation(sim.cost, harness.cost))).toBeLessThan(TOLERANCE);
+			});
+		}
+	}
+});
+
+// The folded arm against the harness's context-fold arm (defaults) on the same sessions: the context
+// hovers near Pi's threshold there, so when Pi checks it (before a new prompt, without it) and what
+// the extension does after an aborted run decide which compactions happen. The CSVs are the last
+// economics run's: a change of the rule re-runs the benchmark, or this fails.
+describe("simulate with folding against the harness's context-fold", () => {
+	for (const source of listRecordedTraces().sources) {
+		for (const window of SMALL_WINDOWS) {
+			const name = `${source.name}-w${window / 1000}k`;
+			test(`${name}: the same fold events; prompt tokens and cost within ${TOLERANCE * 100} %`, () => {
+				const harness = nativeTotals(name, "cf-default");
+				const sim = simulateTrace({ ...loadTrace(source), name }, HARNESS_OVERHEAD, window).folded;
+				expect(harness.folds).toBeGreaterThan(0);
+				expect(sim.foldEvents).toBe(harness.folds);
 				expect(Math.abs(deviation(sim.prompt, harness.prompt))).toBeLessThan(TOLERANCE);
 				expect(Math.abs(deviation(sim.cost, harness.cost))).toBeLessThan(TOLERANCE);
 			});
