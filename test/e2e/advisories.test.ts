@@ -49,6 +49,9 @@ forEachPiVersion((version) => {
 				const fresh = await startRpc({ version, sandbox: s.sandbox, extensions: [bundle], continue: true });
 				s.defer(() => fresh.close());
 				await fresh.waitFor((e) => e.type === "extension_ui_request" && e.method === "setStatus");
+				// The resume check runs 400 ms after session start (idle-advisor.ts): wait past it, or a warning
+				// that should not come would be cut off by the close and the check could not fail.
+				await new Promise((r) => setTimeout(r, 800));
 				await fresh.close();
 				expect(notifies(fresh.events, "cache may have expired")).toHaveLength(0);
 
@@ -149,7 +152,8 @@ forEachPiVersion((version) => {
 				});
 				s.defer(() => off.close());
 				await off.waitFor((e) => e.type === "extension_ui_request" && e.method === "setStatus");
-				await new Promise((r) => setTimeout(r, 500));
+				// Past the 400 ms resume check, with the same margin as above.
+				await new Promise((r) => setTimeout(r, 800));
 				expect(notifies(off.events, "cache")).toHaveLength(0);
 			},
 			TIMEOUT,

@@ -1,8 +1,6 @@
 // Shared pieces for end-to-end tests of context-fold itself: the built bundle, big deterministic
 // tool outputs, and readers for what the fake model received.
 import { afterEach } from "bun:test";
-import { execFileSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
 	type ChatMessage,
@@ -17,26 +15,10 @@ import {
 	text,
 } from "./harness/index.ts";
 
+/** Tests load the shipped bundle, rebuilt when the source is newer (npm test builds first anyway). */
+export { ensureBundle } from "../helpers/build.ts";
+
 export const REPO = join(import.meta.dir, "../..");
-export const BUNDLE = join(REPO, "dist/index.js");
-
-function newest(dir: string): number {
-	let t = 0;
-	for (const name of readdirSync(dir)) {
-		const p = join(dir, name);
-		const st = statSync(p);
-		t = Math.max(t, st.isDirectory() ? newest(p) : st.mtimeMs);
-	}
-	return t;
-}
-
-/** Tests load the shipped bundle; rebuild it when the source is newer (npm test builds first anyway). */
-export function ensureBundle(): string {
-	if (!existsSync(BUNDLE) || statSync(BUNDLE).mtimeMs < newest(join(REPO, "src"))) {
-		execFileSync(join(REPO, "node_modules/.bin/bun"), ["scripts/build.ts"], { cwd: REPO, stdio: "pipe" });
-	}
-	return BUNDLE;
-}
 
 /**
  * A bash command printing about `tokens` tokens (4 chars each) of distinct lines, with a unique
