@@ -151,6 +151,7 @@ export class Runtime {
 				cwd: sessionCwd(ctx),
 				prices: this.pricesOf(ctx),
 				cold: this.coldFor(ctx, messages),
+				compaction: this.piCompaction.of(ctx),
 				hash: sha256,
 			});
 		} catch {

@@ -5,8 +5,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ViewMessage } from "../../core/blocks.ts";
 import type { FrozenLayer } from "../../core/layers.ts";
-import { extractSeedRecord } from "../../core/seed/extract.ts";
-import { pickFoldMessages } from "../../core/seed/pick.ts";
+import { foldSeedRecord, pickFoldMessages } from "../../core/seed/pick.ts";
 import { sha256 } from "../../store/hash.ts";
 import { sessionDataDir } from "../../store/paths.ts";
 import { appendSeedRecord } from "../../store/seed-index.ts";
@@ -45,16 +44,7 @@ export class SeedWriter {
 		const at = Date.now();
 		this.pending.push(() => {
 			try {
-				const record = extractSeedRecord({
-					kind: "fold",
-					seq: layer.seq,
-					at,
-					messages: picked.view,
-					masked: picked.masked,
-					inputTexts: picked.inputTexts,
-					calls: picked.calls,
-					hash: sha256,
-				});
+				const record = foldSeedRecord(picked, layer.seq, at, sha256);
 				appendSeedRecord(dir, record);
 			} catch (error) {
 				this.failed(ctx, error);

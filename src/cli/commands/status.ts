@@ -4,6 +4,7 @@
  * the advisories the extension would give now. The status text itself is the core's renderStatus,
  * so it reads the same in both places; the JSON document is status-json.ts.
  */
+
 import { PRICE_PRESETS, type PricePreset } from "../../core/accounting.ts";
 import { cacheLifetimeMs, coldForRequest } from "../../core/cache-life.ts";
 import { foldRuleOf, pinnedNotice } from "../../core/fold-rule.ts";
@@ -12,10 +13,12 @@ import { lookupModel } from "../../core/model-catalog.ts";
 import type { ColdReason } from "../../core/policy/price.ts";
 import { FOLD_ENTRY_TYPE, modelKey } from "../../core/session/branch-state.ts";
 import { previewPlan } from "../../core/session/preview.ts";
+import { piCompactionOf } from "../../core/simulate/compaction.ts";
 import { renderStatus, statusFlags } from "../../core/status.ts";
 import { groupDigits } from "../../core/tokens.ts";
 import { plural } from "../../core/wording.ts";
 import { sha256 } from "../../store/hash.ts";
+import { readPiCompactionFiles } from "../../store/sessions.ts";
 import { intFlag, type ParsedArgs, stringFlag } from "../args.ts";
 import type { CommandContext } from "../context.ts";
 import { usageError } from "../errors.ts";
@@ -93,6 +96,14 @@ function computeStatus(ctx: CommandContext, loaded: LoadedSession, price: PriceP
 		cwd: loaded.file.header?.cwd ?? null,
 		prices,
 		cold: coldNow(loaded, provider, model),
+		// Pi's compaction settings as the user's Pi has them: the compaction ahead the rule weighs.
+		compaction: piCompactionOf(
+			readPiCompactionFiles(
+				ctx.io.env,
+				typeof loaded.file.header?.cwd === "string" ? loaded.file.header.cwd : undefined,
+			),
+			provider !== null && model !== null ? `${provider}/${model}` : undefined,
+		),
 		hash: sha256,
 	});
 	const a = replay.accounting();

@@ -3,10 +3,13 @@
  * compaction) and the offline replay of `context-fold simulate`, so both index the same messages.
  */
 import { blockKey, type ViewMessage } from "../blocks.ts";
+import type { Hash } from "../digest.ts";
 import { valueAt } from "../inputs.ts";
 import { type FrozenLayer, layerMasks, type MaskedBlock, type MaskIndex } from "../layers.ts";
 import { buildView, type PiEntry, type PiMessage } from "../session/view.ts";
 import type { SeedToolCall } from "./calls.ts";
+import { extractSeedRecord } from "./extract.ts";
+import type { SeedRecord } from "./schema.ts";
 
 /** What a fold record is extracted from (see extractSeedRecord). */
 export interface FoldPick {
@@ -16,6 +19,20 @@ export interface FoldPick {
 	masked: MaskedBlock[];
 	/** The original value of each folded input, by code, read from the view. */
 	inputTexts: Map<string, string>;
+}
+
+/** The seed record of one fold event from its picked messages (the extension's SeedWriter and simulate's compactor). */
+export function foldSeedRecord(pick: FoldPick, seq: number, at: number, hash: Hash): SeedRecord {
+	return extractSeedRecord({
+		kind: "fold",
+		seq,
+		at,
+		messages: pick.view,
+		masked: pick.masked,
+		inputTexts: pick.inputTexts,
+		calls: pick.calls,
+		hash,
+	});
 }
 
 /**

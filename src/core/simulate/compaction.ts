@@ -17,7 +17,7 @@ import { compactionSummaryOf } from "../handoff.ts";
 import type { FrozenLayer, MaskIndex } from "../layers.ts";
 import { PI_KEEP_RECENT_TOKENS, PI_RESERVE_TOKENS } from "../policy/horizon.ts";
 import { extractSeedRecord } from "../seed/extract.ts";
-import { pickFoldMessages, toolCallsOf, withoutFolded } from "../seed/pick.ts";
+import { foldSeedRecord, pickFoldMessages, toolCallsOf, withoutFolded } from "../seed/pick.ts";
 import type { SeedRecord } from "../seed/schema.ts";
 import type { PiContent, PiEntry, PiMessage } from "../session/view.ts";
 import { isRecord } from "../values.ts";
@@ -158,19 +158,7 @@ export class ReplayCompactor {
 
 	/** Index the fold the way the extension's SeedWriter does, so a later summary renders the same records. */
 	onFold(layer: FrozenLayer, previous: FrozenLayer | undefined, at: number, view: readonly ViewMessage[]): void {
-		const picked = pickFoldMessages(layer, previous, view);
-		this.records.push(
-			extractSeedRecord({
-				kind: "fold",
-				seq: layer.seq,
-				at,
-				messages: picked.view,
-				masked: picked.masked,
-				inputTexts: picked.inputTexts,
-				calls: picked.calls,
-				hash: this.hash,
-			}),
-		);
+		this.records.push(foldSeedRecord(pickFoldMessages(layer, previous, view), layer.seq, at, this.hash));
 	}
 
 	/**
